@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check`: every test, host first, then the VMs. Each stage's outcome is
+# counted; the last line is "check: N passed, N failed" and the exit status is
+# non-zero if anything failed.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+passed=0 failed=0 failures=()
+step() { # name command...
+	local name=$1; shift
+	local t0=$(date +%s)
+	echo "=== $name"
+	if "$@"; then
+		passed=$((passed + 1)); echo "=== $name: ok ($(( $(date +%s) - t0 ))s)"
+	else
+		failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($(( $(date +%s) - t0 ))s)"
+	fi
+}
+
+no_unsafe_in_src() {
+	# STYLE.md: the module under src/ is safe Rust; all unsafe lives in rust/.
+	if grep -rnwE 'unsafe' "$ROOT/src" --include='*.rs'; then
+		echo "unsafe code in src/ (see above)"; return 1
+	fi
+}
+
+bash "$ROOT/scripts/deps.sh" || { echo "check: 0 passed, 1 failed"; exit 1; }
+
+step "host: cargo test" cargo test --manifest-path "$ROOT/Cargo.toml" --locked
+step "host: rustfmt" cargo fmt --manifest-path "$ROOT/Cargo.toml" --check
+step "host: no unsafe in src/" no_unsafe_in_src
+step "build: test kernel" bash "$ROOT/scripts/kernel.sh" test
+step "build: ref kernel" bash "$ROOT/scripts/kernel.sh" ref
+if [ -e "$ROOT/build/test/bzImage" ]; then
+	step "vm test: module load/unload, KUnit doctests" \
+		bash "$ROOT/scripts/vm.sh" --timeout 300 --log "$ROOT/build/results/module_load-test.log" test -- \
+		'sh /rkpe/tests/vm/module_load.sh'
+	step "vm test: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" test
+fi
+if [ -e "$ROOT/build/ref/bzImage" ]; then
+	step "vm ref: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" ref
+fi
+
+[ ${#failures[@]} = 0 ] || printf 'failed: %s\n' "${failures[@]}"
+echo "check: $passed passed, $failed failed"
+[ "$failed" = 0 ]

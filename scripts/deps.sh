@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Install what the build and the VM tests need. Fast when everything is there.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+PKGS=(linux-source-6.12 clang lld llvm libclang-dev qemu-system-x86 busybox-static
+      bc bison flex libelf-dev libssl-dev cpio xz-utils make python3 kmod rsync)
+BINDGEN_VERSION=0.73.2
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	stage "apt-get install ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	done_stage
+fi
+
+if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
+	stage "rustup component add rust-src"
+	rustup component add rust-src
+	done_stage
+fi
+
+if ! command -v bindgen >/dev/null 2>&1 || ! bindgen --version 2>/dev/null | grep -q " $BINDGEN_VERSION\$"; then
+	stage "cargo install bindgen-cli $BINDGEN_VERSION"
+	cargo install --locked --quiet bindgen-cli --version "$BINDGEN_VERSION"
+	done_stage
+fi

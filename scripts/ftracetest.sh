@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the kernel's ftracetest over test.d/kprobe and test.d/dynevent in a VM of
+# the given variant (module loaded first on `test`), keep the raw results in
+# build/results/ftracetest-<variant>.txt and compare them with
+# tests/ftracetest-<variant>.expect.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+variant=${1:?usage: ftracetest.sh test|ref}
+dirs=(test.d/kprobe test.d/dynevent)
+res=$ROOT/build/results
+mkdir -p "$res"
+log=$res/ftracetest-$variant.log
+load=
+[ "$variant" = test ] && load='modprobe rust_kprobe_events &&'
+
+stage "ftracetest ${dirs[*]} on $variant"
+set +e
+bash "$ROOT/scripts/vm.sh" --timeout 1500 --log "$log" "$variant" -- \
+	"$load cd /selftests/ftrace && ./ftracetest -l /tmp/ftlog ${dirs[*]} | cat; true" >/dev/null
+vrc=$?
+set -e
+done_stage
+[ $vrc = 0 ] || { tail -30 "$log" >&2; die "the $variant VM failed (status $vrc); console in $log"; }
+python3 "$ROOT/scripts/ftresults.py" --ftrace-dir "$(readlink -f "$ROOT/build/tree")/tools/testing/selftests/ftrace" \
+	--log "$log" --expect "$ROOT/tests/ftracetest-$variant.expect" \
+	--out "$res/ftracetest-$variant.txt" "${dirs[@]}"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the busybox initramfs for a variant: busybox, the variant's modules
+# (modules_install output, so modprobe works), the module's own tests, the
+# kernel tree's ftrace selftests and guest/init. Prints the image's path.
+# Rebuilt only when one of its inputs is newer than the image.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+variant=${1:?usage: initramfs.sh test|ref}
+b=$ROOT/build/$variant
+img=$b/initramfs.cpio.gz
+tree=$(readlink -f "$ROOT/build/tree")
+inputs=("$b/modroot/" "$ROOT/guest/" "$ROOT/tools/testing/selftests/" "$ROOT/tests/"
+	"$tree/tools/testing/selftests/ftrace/" /bin/busybox "$0")
+
+if [ -f "$img" ] && [ -z "$(find -L "${inputs[@]}" -newer "$img" -print -quit 2>/dev/null)" ]; then
+	echo "$img"
+	exit 0
+fi
+
+stage "initramfs for $variant"
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+mkdir -p "$d"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,root,etc,lib/modules,rkpe}
+cp /bin/busybox "$d/bin/busybox"
+cp -a "$b/modroot/lib/modules/." "$d/lib/modules/"
+cp "$ROOT/guest/init" "$d/init"
+chmod +x "$d/init"
+mkdir -p "$d/selftests"
+cp -a "$tree/tools/testing/selftests/ftrace" "$d/selftests/ftrace"
+cp -a "$ROOT/tools/testing/selftests/." "$d/rkpe/selftests/" 2>/dev/null || true
+cp -a "$ROOT/tests/." "$d/rkpe/tests/" 2>/dev/null || true
+cp -a "$ROOT/guest/." "$d/rkpe/guest/"
+echo "root:x:0:0:root:/root:/bin/sh" > "$d/etc/passwd"
+echo "root:x:0:" > "$d/etc/group"
+(cd "$d" && find . | cpio -o -H newc --quiet | gzip -1) > "$img.tmp"
+mv "$img.tmp" "$img"
+done_stage
+echo "$img"

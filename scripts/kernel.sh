@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build one kernel variant (test or ref) with the module, incrementally, in
+# $CACHE/out-<variant>, and link the artifacts under build/<variant>/:
+#   bzImage, rust_kprobe_events.ko, modroot/ (modules_install output).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+variant=${1:?usage: kernel.sh test|ref}
+[ -f "$ROOT/kconfig/$variant.config" ] || die "no kconfig/$variant.config"
+
+bash "$ROOT/scripts/deps.sh"
+mkdir -p "$CACHE"
+# One build at a time per cache, whichever clone asks.
+exec 9>"$CACHE/lock"
+flock 9
+tree=$(bash "$ROOT/scripts/tree.sh")
+out=$CACHE/out-$variant
+mkdir -p "$out"
+jobs=$(( $(nproc) + 1 ))
+kmake() { make -s -C "$tree" O="$out" LLVM=1 -j"$jobs" "$@"; }
+
+frags=("$ROOT/kconfig/base.config" "$ROOT/kconfig/$variant.config")
+ckey=$( { dpkg-query -W -f='${Version}' linux-source-6.12; cat "${frags[@]}" "$ROOT/Kconfig" "$ROOT"/patches/*.patch; } | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$out/.config-key" 2>/dev/null)" != "$ckey" ] || [ ! -f "$out/.config" ]; then
+	stage "configure $variant"
+	kmake tinyconfig >/dev/null
+	KCONFIG_CONFIG="$out/.config" "$tree/scripts/kconfig/merge_config.sh" \
+		-m -O "$out" "$out/.config" "${frags[@]}" >/dev/null
+	kmake olddefconfig >/dev/null
+	# merge_config only warns when a symbol does not stick: fail instead.
+	bad=0
+	while IFS= read -r line; do
+		case "$line" in CONFIG_*=n)
+			sym=${line%%=*}
+			if grep -q "^$sym=" "$out/.config"; then echo "config: $sym is set" >&2; bad=1; fi
+			;;
+		CONFIG_*)
+			grep -qx "$line" "$out/.config" || { echo "config: $line did not stick" >&2; bad=1; }
+			;;
+		esac
+	done < <(cat "${frags[@]}")
+	[ $bad = 0 ] || die "kernel config for $variant is not what kconfig/ asks for"
+	echo "$ckey" > "$out/.config-key"
+	done_stage
+fi
+
+stage "build $variant kernel and modules"
+kmake bzImage modules
+rm -rf "$out/modroot"
+kmake INSTALL_MOD_PATH="$out/modroot" INSTALL_MOD_STRIP=1 modules_install >/dev/null
+done_stage
+
+b=$ROOT/build/$variant
+mkdir -p "$b"
+ln -sfn "$out/arch/x86/boot/bzImage" "$b/bzImage"
+ln -sfn "$out/kernel/trace/rust_kprobe_events/rust_kprobe_events.ko" "$b/rust_kprobe_events.ko"
+ln -sfn "$out/modroot" "$b/modroot"
+ln -sfn "$out" "$b/out"
+ln -sfn "$tree" "$ROOT/build/tree"

@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers for the build scripts: timed stages and common paths.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${RKPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust-kprobe-events}
+export PATH="$HOME/.cargo/bin:$PATH"
+
+_stage_name=
+_stage_start=0
+stage() {
+	_stage_name=$*
+	_stage_start=$(date +%s)
+	echo ">>> $_stage_name ..." >&2
+}
+done_stage() {
+	echo ">>> $_stage_name: done in $(( $(date +%s) - _stage_start ))s" >&2
+}
+die() {
+	echo "error: $*" >&2
+	exit 1
+}

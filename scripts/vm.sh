@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot a variant under QEMU (TCG, 2 CPUs) and run a shell command in the guest.
+#   vm.sh [--timeout S] [--log FILE] [--icount] VARIANT -- COMMAND...
+#   vm.sh --shell VARIANT
+# Streams the serial console. Exit status: the command's, or 124 on timeout,
+# or 125 when the kernel printed an oops, panic, BUG: or WARNING: line (or the
+# guest never reported a result).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+timeout=600 log= shell=0 icount=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--timeout) timeout=$2; shift 2 ;;
+	--log) log=$2; shift 2 ;;
+	--icount) icount=(-icount shift=0,sleep=off); shift ;;
+	--shell) shell=1; shift ;;
+	*) break ;;
+	esac
+done
+variant=${1:?variant}; shift
+[ "${1:-}" = "--" ] && shift
+
+b=$ROOT/build/$variant
+[ -e "$b/bzImage" ] || die "build/$variant/bzImage missing: run scripts/kernel.sh $variant"
+img=$(bash "$ROOT/scripts/initramfs.sh" "$variant")
+
+qemu=(qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m 1G -nographic -no-reboot
+	-kernel "$b/bzImage" -initrd "$img" "${icount[@]}")
+append="console=ttyS0 panic=-1 printk.time=1 quiet loglevel=5"
+
+if [ $shell = 1 ]; then
+	exec "${qemu[@]}" -append "$append rkpe.shell"
+fi
+
+cmd=$(printf '%s' "$*" | base64 -w0)
+[ -n "$log" ] || log=$(mktemp)
+mkdir -p "$(dirname "$log")"
+set +e
+timeout --foreground "$timeout" "${qemu[@]}" -append "$append rkpe.cmd=$cmd" \
+	-serial stdio -monitor none -display none </dev/null 2>&1 | tr -d '\r' | tee "$log"
+qrc=${PIPESTATUS[0]}
+set -e
+if [ "$qrc" = 124 ]; then
+	echo "vm: timed out after ${timeout}s" >&2
+	exit 124
+fi
+if grep -Eq '^\[ *[0-9]+\.[0-9]+\] (WARNING:|BUG:|Oops|Kernel panic|general protection fault|kernel BUG)' "$log"; then
+	echo "vm: the kernel reported a problem:" >&2
+	grep -E '^\[ *[0-9]+\.[0-9]+\] (WARNING:|BUG:|Oops|Kernel panic|general protection fault|kernel BUG)' "$log" | head -5 >&2
+	exit 125
+fi
+rc=$(sed -n 's/^RKPE-RESULT: \([0-9]*\)$/\1/p' "$log" | tail -1)
+[ -n "$rc" ] || { echo "vm: the guest reported no result" >&2; exit 125; }
+exit "$rc"

@@ -1,0 +1,6 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! The probe language of `kprobe_events`: parse, compile and run probe specs.
+//!
+//! Depends on `core` only, so that the same files build in the kernel and on
+//! the host (`cargo test`). Storage is the caller's.

@@ -1,0 +1,35 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs in the `test` VM: the boot's KUnit doctests passed, and the module loads
+# and unloads without a kernel warning. Prints one line per check and exits
+# non-zero if any failed.
+fail=0
+check() { # description command...
+	desc=$1; shift
+	if "$@" >/tmp/check.out 2>&1; then
+		echo "ok: $desc"
+	else
+		echo "FAILED: $desc"; sed 's/^/    /' /tmp/check.out; fail=1
+	fi
+}
+
+# KUnit prints its KTAP report at boot; each suite's summary line says
+# "# <suite>: pass:N fail:N skip:N total:N" and a top-level "ok"/"not ok".
+kunit_summary() {
+	dmesg | grep -E '# rust_doctests_kernel: pass:[1-9][0-9]* fail:0 ' &&
+		dmesg | grep -Eq '^\[[ 0-9.]*\] ok [0-9]+ rust_doctests_kernel$' &&
+		! dmesg | grep -Eq '^\[[ 0-9.]*\] +not ok '
+}
+check "KUnit: rust_doctests_kernel passed" kunit_summary
+
+warnings_before=$(dmesg | grep -cE 'WARNING:|BUG:|Oops')
+check "modprobe rust_kprobe_events" modprobe rust_kprobe_events
+check "module is live" grep -qx live /sys/module/rust_kprobe_events/initstate
+check "module said it loaded" sh -c 'dmesg | grep -q "rust_kprobe_events: loaded"'
+check "rmmod rust_kprobe_events" rmmod rust_kprobe_events
+check "module is gone" sh -c '! [ -e /sys/module/rust_kprobe_events ]'
+check "load and unload again" sh -c 'modprobe rust_kprobe_events && rmmod rust_kprobe_events'
+no_new_warnings() { [ "$(dmesg | grep -cE 'WARNING:|BUG:|Oops')" = "$warnings_before" ]; }
+check "no kernel warning" no_new_warnings
+exit $fail
