@@ -4,3 +4,15 @@
 //!
 //! Depends on `core` only, so that the same files build in the kernel and on
 //! the host (`cargo test`). Storage is the caller's.
+
+pub mod arg;
+pub mod command;
+pub mod error;
+pub mod insn;
+pub mod num;
+pub mod regs;
+pub mod text;
+pub mod types;
+
+#[cfg(test)]
+pub mod testenv;

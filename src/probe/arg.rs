@@ -1,0 +1,612 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! Parse and compile one probe argument, `[NAME=]FETCHARG[:TYPE]`.
+//!
+//! A faithful re-statement of `traceprobe_parse_probe_arg()` and what it
+//! calls (trace_probe.c:1053-1629) for a kernel without BTF: the same
+//! programs, the same error codes, the same caret offsets. C edits the
+//! argument string in place (a NUL at the `:` of the type, at the `(` and the
+//! last `)` of a dereference); here the same cuts are ranges of the
+//! argument's text. `ctx.offset` follows C's `ctx->offset` exactly, including
+//! its quirks: it stays after the `(` of the outermost dereference once that
+//! has parsed, and a `+u`/`-u` dereference advances it one byte less than
+//! the text it skips (trace_probe.c:1158).
+
+use super::error::{errno, Code, ParseError};
+use super::insn::{Insn, Op, Program, FETCH_INSN_MAX};
+use super::num::{kstrtol, kstrtol_neg, kstrtoul, kstrtouint, simple_strtoul};
+use super::regs;
+use super::text::{is_good_name, Str};
+use super::types::{self, TypeId};
+
+/// Longest argument expression (`MAX_ARGSTR_LEN`).
+pub const MAX_ARGSTR_LEN: usize = 63;
+/// Longest argument name (`MAX_ARG_NAME_LEN`).
+pub const MAX_ARG_NAME_LEN: usize = 32;
+/// Largest array (`MAX_ARRAY_LEN`).
+pub const MAX_ARRAY_LEN: u32 = 64;
+/// Largest fixed part of a record (`MAX_PROBE_EVENT_SIZE`).
+pub const MAX_PROBE_EVENT_SIZE: usize = 3072;
+/// Largest `$stackN` / `$argN` (`THREAD_SIZE / sizeof(long)`, x86_64).
+pub const PARAM_MAX_STACK: u64 = 2048;
+/// Most arguments of a probe (`MAX_TRACE_ARGS`).
+pub const MAX_TRACE_ARGS: usize = 128;
+
+/// Field names an argument may not take (`reserved_field_names`,
+/// trace_probe.c:25-34).
+const RESERVED: [&[u8]; 8] = [
+    b"common_type",
+    b"common_flags",
+    b"common_preempt_count",
+    b"common_pid",
+    b"common_tgid",
+    b"__probe_ip",
+    b"__probe_ret_ip",
+    b"__probe_func",
+];
+
+/// A parsed argument.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Arg {
+    /// Field name: given, or `arg<N>`.
+    pub name: Str<MAX_ARG_NAME_LEN>,
+    /// The expression as written (after `%pd`/`%pD` rewriting), type
+    /// included: shown in the read-back of `kprobe_events`.
+    pub comm: Str<MAX_ARGSTR_LEN>,
+    /// Element type.
+    pub ty: TypeId,
+    /// Array length, 0 for a scalar.
+    pub count: u32,
+    /// Offset of the field in the record, after the probe's head.
+    pub offset: u32,
+    /// Whether the field is a `__data_loc` with data in the dynamic area.
+    pub dynamic: bool,
+    /// The fetch program.
+    pub code: Program,
+}
+
+impl Arg {
+    /// Bytes of the fixed part of the record this argument takes.
+    pub fn size(&self) -> usize {
+        usize::from(self.ty.get().size) * (self.count.max(1) as usize)
+    }
+
+    /// The text of instruction `insn` (`@SYM` name or immediate string).
+    pub fn insn_text(&self, insn: &Insn) -> &[u8] {
+        let start = usize::from(insn.data_start);
+        let end = start + usize::from(insn.data_len);
+        self.comm.as_bytes().get(start..end).unwrap_or(&[])
+    }
+}
+
+/// Where a probe is and so what its arguments may fetch
+/// (`TPARG_FL_FENTRY` / `TPARG_FL_RETURN`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flags {
+    /// A kprobe at a function entry: `$argN` reads registers.
+    pub fentry: bool,
+    /// A kretprobe on a symbol: `$retval`, and `$argN` through entry data.
+    pub ret: bool,
+}
+
+impl Flags {
+    fn is_function_entry(self) -> bool {
+        self.fentry && !self.ret
+    }
+
+    fn is_function_return(self) -> bool {
+        self.ret && !self.fentry
+    }
+}
+
+/// The function arguments a return probe saves at entry for `$argN`
+/// (`struct probe_entry_arg`): argument `n` (0-based) is stored at byte
+/// `8 * i` of the entry data, `i` its position here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryArgs {
+    len: usize,
+    args: [u16; MAX_TRACE_ARGS],
+}
+
+impl EntryArgs {
+    /// None yet.
+    pub const fn new() -> Self {
+        EntryArgs {
+            len: 0,
+            args: [0; MAX_TRACE_ARGS],
+        }
+    }
+
+    /// The saved argument numbers (0-based), in entry-data order.
+    pub fn args(&self) -> &[u16] {
+        &self.args[..self.len]
+    }
+
+    /// Bytes of entry data needed (`traceprobe_get_entry_data_size()`).
+    pub fn data_size(&self) -> usize {
+        self.len * 8
+    }
+
+    /// `__store_entry_arg()`: the entry-data offset of argument `n`, adding
+    /// it if new.
+    fn store(&mut self, n: u16) -> Option<u32> {
+        if let Some(i) = self.args().iter().position(|&a| a == n) {
+            return u32::try_from(i * 8).ok();
+        }
+        let slot = self.args.get_mut(self.len)?;
+        *slot = n;
+        self.len += 1;
+        u32::try_from((self.len - 1) * 8).ok()
+    }
+}
+
+impl Default for EntryArgs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// State shared by the arguments of one probe while it is parsed
+/// (`struct traceprobe_parse_context`).
+pub struct Ctx<'a> {
+    /// Where the probe is.
+    pub flags: Flags,
+    /// Token index of the argument, for errors.
+    pub index: usize,
+    /// Caret offset inside the token.
+    pub offset: usize,
+    /// Entry data of a return probe.
+    pub entry: &'a mut EntryArgs,
+}
+
+impl Ctx<'_> {
+    fn err(&self, code: Code, offset: usize) -> ParseError {
+        ParseError::inval(code, self.index, offset)
+    }
+
+    fn err_at(&self, errno: i32, code: Code, offset: usize) -> ParseError {
+        ParseError::logged(errno, code, self.index, offset)
+    }
+}
+
+type PResult<T> = core::result::Result<T, ParseError>;
+
+/// The byte at `i`, or NUL past the end (C strings).
+fn at(s: &[u8], i: usize) -> u8 {
+    s.get(i).copied().unwrap_or(0)
+}
+
+fn find(s: &[u8], c: u8) -> Option<usize> {
+    s.iter().position(|&b| b == c)
+}
+
+/// Parses argument `i` (0-based) of a probe, `token` as written, whose
+/// fixed part starts at `*size` bytes; `prev` are the arguments before it.
+/// `traceprobe_parse_probe_arg()`, trace_probe.c:1593-1629.
+pub fn parse(token: &[u8], i: usize, prev: &[Arg], size: &mut usize, ctx: &mut Ctx<'_>) -> PResult<Arg> {
+    let (name, body_start) = match find(token, b'=') {
+        Some(eq) => {
+            if eq > MAX_ARG_NAME_LEN {
+                return Err(ctx.err(Code::ArgNameTooLong, 0));
+            }
+            if eq == 0 {
+                return Err(ctx.err(Code::NoArgName, 0));
+            }
+            (Str::from_bytes(&token[..eq]), eq + 1)
+        }
+        None => {
+            let mut n = Str::new();
+            let _ = core::fmt::Write::write_fmt(&mut n, format_args!("arg{}", i + 1));
+            (Some(n), 0)
+        }
+    };
+    let Some(name) = name else {
+        return Err(ctx.err(Code::ArgNameTooLong, 0));
+    };
+    if !is_good_name(name.as_bytes(), false) {
+        return Err(ctx.err(Code::BadArgName, 0));
+    }
+    let n = name.as_bytes();
+    if RESERVED.contains(&n) || prev.iter().any(|a| a.name.as_bytes() == n) {
+        return Err(ctx.err(Code::UsedArgName, 0));
+    }
+    ctx.offset = body_start;
+    parse_body(&token[body_start..], name, size, ctx)
+}
+
+/// `traceprobe_parse_probe_arg_body()`, trace_probe.c:1444-1547.
+fn parse_body(body: &[u8], name: Str<MAX_ARG_NAME_LEN>, size: &mut usize, ctx: &mut Ctx<'_>) -> PResult<Arg> {
+    if body.len() > MAX_ARGSTR_LEN {
+        return Err(ctx.err_at(errno::E2BIG, Code::ArgTooLong, ctx.offset));
+    }
+    let Some(comm) = Str::from_bytes(body).filter(|c| !c.is_empty()) else {
+        return Err(ctx.err(Code::NoArgBody, ctx.offset));
+    };
+    let split = parse_type(body, ctx)?;
+    let mut arg = Arg {
+        name,
+        comm,
+        ty: split.ty,
+        count: split.count,
+        offset: 0,
+        dynamic: false,
+        code: [Insn::NOP; FETCH_INSN_MAX],
+    };
+    arg.code[FETCH_INSN_MAX - 1] = Insn::new(Op::End);
+    let mut ci = 0;
+    parse_fetch(body, 0, split.fetch_end, &mut arg.code, &mut ci, ctx)?;
+
+    arg.offset = u32::try_from(*size).unwrap_or(u32::MAX);
+    *size += arg.size();
+    if *size > MAX_PROBE_EVENT_SIZE {
+        return Err(ctx.err_at(errno::E2BIG, Code::EventTooBig, ctx.offset));
+    }
+    let ty_text = split.ty_text.map(|(a, b)| &body[a..b]);
+    finalize(&mut arg, ci, ty_text, split.ty_offset, ctx)?;
+    Ok(arg)
+}
+
+struct TypeSplit {
+    /// End of the fetch expression (the first `:`).
+    fetch_end: usize,
+    /// The type name (before any `[`), as a range of the body.
+    ty_text: Option<(usize, usize)>,
+    /// Offset of the type name in the body, 0 without a type.
+    ty_offset: usize,
+    ty: TypeId,
+    count: u32,
+}
+
+/// `parse_probe_arg_type()`, trace_probe.c:1261-1322.
+fn parse_type(body: &[u8], ctx: &Ctx<'_>) -> PResult<TypeSplit> {
+    let colon = find(body, b':');
+    let fetch_end = colon.unwrap_or(body.len());
+    let mut count = 0;
+    let mut ty_text = None;
+    if let Some(c) = colon {
+        let t = c + 1;
+        let mut t_end = body.len();
+        if let Some(open) = find(&body[t..], b'[').map(|p| t + p) {
+            t_end = open;
+            let t2 = open + 1;
+            match find(&body[t2..], b']').map(|p| t2 + p) {
+                None => return Err(ctx.err(Code::ArrayNoClose, ctx.offset + body.len())),
+                Some(t3) if t3 + 1 != body.len() => {
+                    return Err(ctx.err(Code::BadArraySuffix, ctx.offset + t3 + 1));
+                }
+                Some(t3) => {
+                    count = match kstrtouint(&body[t2..t3], 0) {
+                        Ok(n) if n != 0 => n,
+                        _ => return Err(ctx.err(Code::BadArrayNum, ctx.offset + t2)),
+                    };
+                    if count > MAX_ARRAY_LEN {
+                        return Err(ctx.err(Code::ArrayTooBig, ctx.offset + t2));
+                    }
+                }
+            }
+        }
+        ty_text = Some((t, t_end));
+    }
+    let ty_offset = colon.map_or(0, |c| c + 1);
+    let fetch = &body[..fetch_end];
+    let ty = if fetch == b"$comm" || fetch == b"$COMM" || fetch.starts_with(b"\\\"") {
+        // $comm and immediate strings are strings, never arrays.
+        if count != 0 || ty_text.is_some_and(|(a, b)| &body[a..b] != b"string") {
+            return Err(ctx.err(Code::NeedStringType, ctx.offset + ty_offset));
+        }
+        types::STRING
+    } else {
+        let found = match ty_text {
+            Some((a, b)) => TypeId::find(&body[a..b]),
+            None => Some(types::DEFAULT),
+        };
+        match found {
+            Some(t) => t,
+            None => return Err(ctx.err(Code::BadType, ctx.offset + ty_offset)),
+        }
+    };
+    Ok(TypeSplit {
+        fetch_end,
+        ty_text,
+        ty_offset,
+        ty,
+        count,
+    })
+}
+
+/// Moves to the next slot: C's `if (++code == end)`, `end` being the last
+/// slot, which holds the terminating `End`.
+fn advance(ci: &mut usize, ctx: &Ctx<'_>) -> PResult<()> {
+    *ci += 1;
+    if *ci >= FETCH_INSN_MAX - 1 {
+        return Err(ctx.err(Code::TooManyOps, ctx.offset));
+    }
+    Ok(())
+}
+
+fn set(code: &mut Program, ci: usize, insn: Insn) {
+    if let Some(slot) = code.get_mut(ci) {
+        *slot = insn;
+    }
+}
+
+fn op_at(code: &Program, ci: usize) -> Op {
+    code.get(ci).map_or(Op::End, |i| i.op)
+}
+
+/// `parse_probe_arg()`, trace_probe.c:1053-1223: the fetch expression
+/// `body[lo..hi]`, emitted from slot `*ci` on.
+fn parse_fetch(body: &[u8], lo: usize, hi: usize, code: &mut Program, ci: &mut usize, ctx: &mut Ctx<'_>) -> PResult<()> {
+    let s = &body[lo..hi];
+    match at(s, 0) {
+        b'$' => parse_var(s, code, *ci, ctx)?,
+        b'%' => match regs::offset_of(&s[1..]) {
+            Some(off) => set(code, *ci, Insn { param: off, ..Insn::new(Op::Reg) }),
+            None => return Err(ctx.err(Code::BadRegName, ctx.offset)),
+        },
+        b'@' => {
+            if at(s, 1).is_ascii_digit() {
+                let Ok(addr) = kstrtoul(&s[1..], 0) else {
+                    return Err(ctx.err(Code::BadMemAddr, ctx.offset));
+                };
+                set(code, *ci, Insn { imm: addr, ..Insn::new(Op::Imm) });
+            } else if at(s, 1) == b'+' {
+                return Err(ctx.err(Code::FileOnKprobe, ctx.offset));
+            } else {
+                // Resolved at registration (traceprobe_update_arg()).
+                let (start, len) = (lo + 1, hi - lo - 1);
+                set(
+                    code,
+                    *ci,
+                    Insn {
+                        data_start: start as u8,
+                        data_len: len as u8,
+                        ..Insn::new(Op::Symbol)
+                    },
+                );
+                advance(ci, ctx)?;
+                set(code, *ci, Insn::new(Op::Imm));
+            }
+            advance(ci, ctx)?;
+            set(code, *ci, Insn::new(Op::Deref));
+        }
+        sign @ (b'+' | b'-') => parse_deref(body, lo, hi, sign, code, ci, ctx)?,
+        b'\\' => {
+            if at(s, 1) == b'"' {
+                let text = &s[2..];
+                if text.last() != Some(&b'"') {
+                    return Err(ctx.err(Code::ImmstrNoClose, ctx.offset + 2 + text.len()));
+                }
+                set(
+                    code,
+                    *ci,
+                    Insn {
+                        data_start: (lo + 2) as u8,
+                        data_len: (text.len() - 1) as u8,
+                        ..Insn::new(Op::Data)
+                    },
+                );
+            } else {
+                let v = &s[1..];
+                let imm = match at(v, 0) {
+                    c if c.is_ascii_digit() => kstrtoul(v, 0).ok(),
+                    b'-' => kstrtol(v, 0).ok().map(|x| x as u64),
+                    b'+' => kstrtol(&v[1..], 0).ok().map(|x| x as u64),
+                    _ => None,
+                };
+                match imm {
+                    Some(imm) => set(code, *ci, Insn { imm, ..Insn::new(Op::Imm) }),
+                    None => return Err(ctx.err(Code::BadImm, ctx.offset + 1)),
+                }
+            }
+        }
+        c if c.is_ascii_alphabetic() || c == b'_' => {
+            // A BTF variable name: this kernel has no BTF.
+            let e = if ctx.flags.is_function_entry() || ctx.flags.is_function_return() {
+                errno::EOPNOTSUPP
+            } else {
+                errno::EINVAL
+            };
+            return Err(ctx.err_at(e, Code::NosupBtfarg, ctx.offset));
+        }
+        _ => {}
+    }
+    if op_at(code, *ci) == Op::Nop {
+        return Err(ctx.err(Code::BadFetchArg, ctx.offset));
+    }
+    Ok(())
+}
+
+/// `+|-[u]OFFS(FETCHARG)`, trace_probe.c:1138-1190.
+fn parse_deref(
+    body: &[u8],
+    lo: usize,
+    hi: usize,
+    sign: u8,
+    code: &mut Program,
+    ci: &mut usize,
+    ctx: &mut Ctx<'_>,
+) -> PResult<()> {
+    // C moves the sign over the `u` and continues from there: `a` is where
+    // C's `arg` points, with `sign` as its first character.
+    let (op, a) = if at(body, lo + 1) == b'u' && lo + 1 < hi {
+        (Op::UDeref, lo + 1)
+    } else {
+        (Op::Deref, lo)
+    };
+    let digits_start = a + 1;
+    let Some(paren) = find(&body[digits_start..hi], b'(').map(|p| digits_start + p) else {
+        return Err(ctx.err(Code::DerefNeedBrace, ctx.offset));
+    };
+    let digits = &body[digits_start..paren];
+    let offset = if sign == b'+' { kstrtol(digits, 0) } else { kstrtol_neg(digits, 0) };
+    let Ok(offset) = offset else {
+        return Err(ctx.err(Code::BadDerefOffs, ctx.offset));
+    };
+    // ctx->offset += (tmp + 1 - arg) + (arg[0] != '-' ? 1 : 0), where `arg`
+    // is past a `+` sign but at a `-` one.
+    let arg_first = if sign == b'+' { at(body, digits_start) } else { b'-' };
+    let arg_pos = if sign == b'+' { digits_start } else { a };
+    ctx.offset += (paren + 1 - arg_pos) + usize::from(arg_first != b'-');
+    let inner = paren + 1;
+    let Some(close) = body[inner..hi].iter().rposition(|&c| c == b')').map(|p| inner + p) else {
+        return Err(ctx.err(Code::DerefOpenBrace, ctx.offset + (hi - inner)));
+    };
+    let cur_offs = ctx.offset;
+    parse_fetch(body, inner, close, code, ci, ctx)?;
+    ctx.offset = cur_offs;
+    if matches!(op_at(code, *ci), Op::Comm | Op::Data) {
+        return Err(ctx.err(Code::CommCantDeref, ctx.offset));
+    }
+    advance(ci, ctx)?;
+    set(code, *ci, Insn { offset, ..Insn::new(op) });
+    Ok(())
+}
+
+/// `$`-variables, `parse_probe_vars()` (trace_probe.c:913-1025) without
+/// BTF. `s` starts at the `$`.
+fn parse_var(s: &[u8], code: &mut Program, ci: usize, ctx: &mut Ctx<'_>) -> PResult<()> {
+    let v = &s[1..];
+    let insn = if v.starts_with(b"retval") {
+        if !ctx.flags.ret {
+            return Err(ctx.err(Code::RetvalOnProbe, ctx.offset));
+        }
+        Insn::new(Op::Retval)
+    } else if let Some(rest) = v.strip_prefix(b"stack") {
+        if rest.is_empty() {
+            Insn::new(Op::StackP)
+        } else if rest[0].is_ascii_digit() {
+            let Ok(n) = kstrtoul(rest, 10) else {
+                return Err(ctx.err(Code::BadVar, ctx.offset));
+            };
+            if n > PARAM_MAX_STACK {
+                return Err(ctx.err(Code::BadStackNum, ctx.offset));
+            }
+            Insn { param: n as u32, ..Insn::new(Op::Stack) }
+        } else {
+            return Err(ctx.err(Code::BadVar, ctx.offset));
+        }
+    } else if v == b"comm" || v == b"COMM" {
+        Insn::new(Op::Comm)
+    } else if let Some(rest) = v.strip_prefix(b"arg") {
+        let Ok(n) = kstrtoul(rest, 10) else {
+            return Err(ctx.err(Code::BadVar, ctx.offset));
+        };
+        if n == 0 || n > PARAM_MAX_STACK {
+            return Err(ctx.err(Code::BadArgNum, ctx.offset));
+        }
+        let n = (n - 1) as u16;
+        if ctx.flags.is_function_entry() {
+            Insn { param: u32::from(n), ..Insn::new(Op::Arg) }
+        } else if ctx.flags.is_function_return() {
+            let Some(off) = ctx.entry.store(n) else {
+                return Err(ParseError::silent(errno::ENOMEM));
+            };
+            Insn { offset: i64::from(off), ..Insn::new(Op::Edata) }
+        } else {
+            return Err(ctx.err(Code::NofentryArgs, ctx.offset));
+        }
+    } else {
+        return Err(ctx.err(Code::BadVar, ctx.offset));
+    };
+    set(code, ci, insn);
+    Ok(())
+}
+
+/// `finalize_fetch_insn()`, trace_probe.c:1325-1441: the store, the
+/// bitfield and the array loop after the fetch.
+fn finalize(arg: &mut Arg, mut ci: usize, ty_text: Option<&[u8]>, ty_offset: usize, ctx: &Ctx<'_>) -> PResult<()> {
+    let ty = arg.ty.get();
+    let last = op_at(&arg.code, ci);
+    let next_free = |code: &Program, ci: usize| op_at(code, ci + 1) == Op::Nop;
+    if ty.is_string {
+        let symstr = arg.ty == types::SYMSTR;
+        let ok = if symstr {
+            matches!(last, Op::Reg | Op::Stack | Op::Retval | Op::Arg | Op::Deref)
+        } else {
+            matches!(last, Op::Deref | Op::UDeref | Op::Imm | Op::Comm | Op::Data)
+        };
+        if !ok {
+            let code = if symstr { Code::BadSymstring } else { Code::BadString };
+            return Err(ctx.err(code, ctx.offset + ty_offset));
+        }
+        if symstr || matches!(last, Op::Imm | Op::Comm | Op::Data) || arg.count != 0 {
+            // Keep the loaded address (or, for arrays, the pointer array).
+            if !next_free(&arg.code, ci) {
+                return Err(ctx.err(Code::TooManyOps, ctx.offset));
+            }
+            ci += 1;
+        }
+        let cur = op_at(&arg.code, ci);
+        let op = if arg.ty == types::USTRING || cur == Op::UDeref {
+            Op::StUString
+        } else if symstr {
+            Op::StSymstr
+        } else {
+            Op::StString
+        };
+        let keep = arg.code[ci].offset;
+        arg.code[ci] = Insn { offset: keep, size: ty.size, ..Insn::new(op) };
+        arg.dynamic = true;
+    } else if last == Op::Deref || last == Op::UDeref {
+        let op = if last == Op::Deref { Op::StMem } else { Op::StUMem };
+        let keep = arg.code[ci].offset;
+        arg.code[ci] = Insn { offset: keep, size: ty.size, ..Insn::new(op) };
+    } else {
+        if !next_free(&arg.code, ci) {
+            return Err(ctx.err_at(errno::E2BIG, Code::TooManyOps, ctx.offset));
+        }
+        ci += 1;
+        arg.code[ci] = Insn { size: ty.size, ..Insn::new(Op::StRaw) };
+    }
+    let store = ci;
+
+    if let Some(t) = ty_text {
+        if t.first() == Some(&b'b') && !bitfield(&mut arg.code, &mut ci, t, ty.size) {
+            return Err(ctx.err(Code::BadBitfield, ctx.offset + ty_offset));
+        }
+    }
+
+    if arg.count != 0 {
+        if !matches!(arg.code[store].op, Op::StMem | Op::StString | Op::StUString) {
+            return Err(ctx.err(Code::BadString, ctx.offset + ty_offset));
+        }
+        if !next_free(&arg.code, ci) {
+            return Err(ctx.err_at(errno::E2BIG, Code::TooManyOps, ctx.offset));
+        }
+        ci += 1;
+        arg.code[ci] = Insn { param: arg.count, ..Insn::new(Op::LpArray) };
+    }
+    set(&mut arg.code, ci + 1, Insn::new(Op::End));
+    Ok(())
+}
+
+/// `__parse_bitfield_probe_arg()`, trace_probe.c:1226-1258, for a type
+/// starting with `b`: `b<width>@<offset>/<container>`. False is
+/// `BAD_BITFIELD`.
+fn bitfield(code: &mut Program, ci: &mut usize, t: &[u8], size: u8) -> bool {
+    let (bw, n) = simple_strtoul(&t[1..], 0);
+    let tail = 1 + n;
+    if bw == 0 || at(t, tail) != b'@' {
+        return false;
+    }
+    let (bo, n) = simple_strtoul(&t[tail + 1..], 0);
+    if n == 0 || at(t, tail + 1 + n) != b'/' {
+        return false;
+    }
+    if op_at(code, *ci + 1) != Op::Nop {
+        return false;
+    }
+    *ci += 1;
+    let bits = u64::from(size) * 8;
+    let Some(used) = bw.checked_add(bo).filter(|&u| u <= bits) else {
+        return false;
+    };
+    code[*ci] = Insn {
+        size,
+        lshift: (bits - used) as u8,
+        rshift: (bits - bw) as u8,
+        ..Insn::new(Op::ModBf)
+    };
+    true
+}

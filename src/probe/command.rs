@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! One line of `kprobe_events`: a probe definition or a removal.
+//!
+//! [`parse`] follows `__trace_kprobe_create()` (trace_kprobe.c:843-1079)
+//! step by step, up to (not including) registration: the head
+//! (`p`/`r[N]`, `:[GRP/][EVENT]`), the place (symbol, offset, `%return`,
+//! address), the `$arg` scan, the 128-argument limit, the `%pd`/`%pD`
+//! rewrite and the arguments. What it needs from the running kernel (symbol
+//! lookups, function-entry checks, `%p` hashing, struct offsets) it asks an
+//! [`Env`]. [`Removal`] parses `-:[GRP/][EVENT] [PLACE [NAME=ARG...]]` and
+//! matches probes as `dyn_event_release()` and `trace_kprobe_match()` do.
+//!
+//! Tokens are split as `argv_split()` does: on whitespace, no quoting. C
+//! reports errors against the tokens *after* `%pd` rewriting (the rewrite
+//! replaces entries of the very array the error log joins), so
+//! [`Tokens`] keeps the rewritten text and the caller builds the
+//! `error_log` command from it.
+
+use core::fmt::Write;
+
+use super::arg::{self, Arg, Ctx, EntryArgs, Flags, MAX_TRACE_ARGS};
+use super::error::{errno, Code, ParseError};
+use super::num::{kstrtol, kstrtoul, kstrtouint};
+use super::text::{is_good_name, Str};
+
+/// Longest group or event name plus one (`MAX_EVENT_NAME_LEN`).
+pub const MAX_EVENT_NAME_LEN: usize = 64;
+/// Most return-probe instances (`KRETPROBE_MAXACTIVE_MAX`).
+pub const KRETPROBE_MAXACTIVE_MAX: u32 = 4096;
+/// The default group (`KPROBE_EVENT_SYSTEM`).
+pub const DEFAULT_GROUP: &[u8] = b"kprobes";
+/// Longest symbol kept (`KSYM_NAME_LEN` plus a module name and `:`); a
+/// longer one cannot exist.
+pub const MAX_SYMBOL_LEN: usize = 600;
+/// Most whitespace-separated tokens of a line shorter than 4096 bytes.
+pub const MAX_TOKENS: usize = 2048;
+/// Room for `%pd`/`%pD` rewrites (`MAX_DENTRY_ARGS_LEN`).
+pub const MAX_DENTRY_ARGS_LEN: usize = 256;
+
+/// A group or event name.
+pub type Name = Str<MAX_EVENT_NAME_LEN>;
+/// A probed symbol, `[MOD:]SYM` without offset.
+pub type Symbol = Str<MAX_SYMBOL_LEN>;
+
+/// What a parse needs from the running kernel.
+pub trait Env {
+    /// `validate_probe_symbol()`: `Ok` if `symbol` (`[MOD:]SYM`) names
+    /// exactly one symbol, or names one in a module that is not loaded;
+    /// else `ENOENT` or `EADDRNOTAVAIL`.
+    fn validate_symbol(&self, symbol: &[u8]) -> Result<(), i32>;
+
+    /// `kprobe_on_func_entry(NULL, symbol, offset)`: `Ok` at a function
+    /// entry, else the errno (`EINVAL`: not an entry; `ENOENT`: unknown).
+    fn on_func_entry(&self, symbol: &[u8], offset: u64) -> Result<(), i32>;
+
+    /// What `%p` prints for `addr` (the hashed value).
+    fn hash_pointer(&self, addr: u64) -> u64;
+
+    /// `offsetof(struct dentry, d_name.name)`.
+    fn dentry_name_offset(&self) -> usize;
+
+    /// `offsetof(struct file, f_path.dentry)`.
+    fn file_dentry_offset(&self) -> usize;
+}
+
+/// Growable storage for a probe's arguments: the caller's (a `Vec` on the
+/// host, a `KVec` in the kernel).
+pub trait ArgList {
+    /// Appends; `Err` when out of memory.
+    fn push(&mut self, arg: Arg) -> Result<(), ()>;
+    /// The arguments so far.
+    fn as_slice(&self) -> &[Arg];
+}
+
+/// The tokens of one line, with room for rewritten arguments.
+pub struct Tokens {
+    len: usize,
+    /// `(start, end, rewritten)`: a range of the line, or of `extra`.
+    spans: [(u16, u16, bool); MAX_TOKENS],
+    extra: [u8; MAX_DENTRY_ARGS_LEN],
+    extra_len: usize,
+}
+
+impl Tokens {
+    /// Empty token storage (about 8 KiB: allocate it, don't put it on a
+    /// kernel stack).
+    pub const fn new() -> Self {
+        Tokens {
+            len: 0,
+            spans: [(0, 0, false); MAX_TOKENS],
+            extra: [0; MAX_DENTRY_ARGS_LEN],
+            extra_len: 0,
+        }
+    }
+
+    /// Splits `line` on whitespace (`argv_split()`: `isspace()`, no
+    /// quoting). `Err` if the line has more than [`MAX_TOKENS`] tokens or
+    /// is 64 KiB or longer.
+    pub fn split(&mut self, line: &[u8]) -> Result<(), ()> {
+        self.len = 0;
+        self.extra_len = 0;
+        if line.len() > usize::from(u16::MAX) {
+            return Err(());
+        }
+        let mut i = 0;
+        while i < line.len() {
+            if is_space(line[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < line.len() && !is_space(line[i]) {
+                i += 1;
+            }
+            let slot = self.spans.get_mut(self.len).ok_or(())?;
+            *slot = (start as u16, i as u16, false);
+            self.len += 1;
+        }
+        Ok(())
+    }
+
+    /// Number of tokens.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the line was blank.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Token `i` of `line` (the line given to [`Tokens::split`]).
+    pub fn get<'a>(&'a self, line: &'a [u8], i: usize) -> &'a [u8] {
+        match self.spans[..self.len].get(i) {
+            Some(&(s, e, false)) => line.get(usize::from(s)..usize::from(e)).unwrap_or(&[]),
+            Some(&(s, e, true)) => self.extra.get(usize::from(s)..usize::from(e)).unwrap_or(&[]),
+            None => &[],
+        }
+    }
+
+    /// All tokens of `line`.
+    pub fn iter<'a>(&'a self, line: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
+        (0..self.len).map(move |i| self.get(line, i))
+    }
+
+    /// Replaces token `i` with `text`, kept in the rewrite area.
+    fn rewrite(&mut self, i: usize, text: &[u8]) -> Result<(), ()> {
+        let start = self.extra_len;
+        let end = start + text.len();
+        // snprintf() into the rest of the 256-byte buffer, NUL included.
+        if end + 1 > MAX_DENTRY_ARGS_LEN || i >= self.len {
+            return Err(());
+        }
+        self.extra[start..end].copy_from_slice(text);
+        self.extra_len = end + 1;
+        self.spans[i] = (start as u16, end as u16, true);
+        Ok(())
+    }
+}
+
+impl Default for Tokens {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `isspace()` of the kernel's ctype: space, `\t\n\v\f\r`, and 0xa0.
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0xa0)
+}
+
+/// Where a probe is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// `[MOD:]SYM[+offs]` (the symbol is [`Probe::symbol`]).
+    Symbol {
+        /// Offset from the symbol.
+        offset: u32,
+    },
+    /// A raw address.
+    Addr(u64),
+}
+
+/// A parsed probe definition, not yet registered.
+pub struct Probe<A> {
+    /// A return probe (`r`, or `%return`).
+    pub is_return: bool,
+    /// `rN`: instances to preallocate, 0 for the default.
+    pub maxactive: u32,
+    /// Group.
+    pub group: Name,
+    /// Event.
+    pub event: Name,
+    /// The symbol (empty for an address probe).
+    pub symbol: Symbol,
+    /// The place.
+    pub place: Place,
+    /// Where the arguments may fetch from.
+    pub flags: Flags,
+    /// The arguments.
+    pub args: A,
+    /// Function arguments a return probe saves at entry.
+    pub entry: EntryArgs,
+    /// Bytes of the fixed part of a record after the head.
+    pub size: usize,
+}
+
+/// Result of parsing a line.
+pub enum Line<A> {
+    /// Blank line (or only a comment, stripped by the caller): nothing to do.
+    Empty,
+    /// A probe to register.
+    Probe(Probe<A>),
+}
+
+type PResult<T> = core::result::Result<T, ParseError>;
+
+/// A line that is not a kprobe command (`-ECANCELED`, never logged).
+const CANCELED: ParseError = ParseError::silent(errno::ECANCELED);
+
+/// Parses a probe definition. `tokens` receives the line's tokens (as C
+/// has them when it logs an error); `args` receives the arguments.
+pub fn parse<A: ArgList>(line: &[u8], tokens: &mut Tokens, env: &dyn Env, args: A) -> PResult<Line<A>> {
+    tokens.split(line).map_err(|_| ParseError::silent(errno::E2BIG))?;
+    if tokens.is_empty() {
+        return Ok(Line::Empty);
+    }
+    let head = tokens.get(line, 0);
+    let is_return = match head.first() {
+        Some(b'r') => true,
+        Some(b'p') => false,
+        _ => return Err(CANCELED),
+    };
+    if tokens.len() < 2 {
+        return Err(CANCELED);
+    }
+    let mut is_return = is_return;
+    // The event part, after the first ':' past the type letter.
+    let event_at = head[1..].iter().position(|&c| c == b':').map(|p| p + 2);
+
+    let mut maxactive = 0;
+    if head.get(1).is_some_and(u8::is_ascii_digit) {
+        if !is_return {
+            return Err(ParseError::inval(Code::BadMaxactType, 0, 1));
+        }
+        let text = &head[1..event_at.map_or(head.len(), |e| e - 1)];
+        if text.len() > MAX_EVENT_NAME_LEN - 1 {
+            return Err(ParseError::inval(Code::BadMaxact, 0, 1));
+        }
+        maxactive = match kstrtouint(text, 0) {
+            Ok(n) if n != 0 => n,
+            _ => return Err(ParseError::inval(Code::BadMaxact, 0, 1)),
+        };
+        if maxactive > KRETPROBE_MAXACTIVE_MAX {
+            return Err(ParseError::inval(Code::MaxactTooBig, 0, 1));
+        }
+    }
+
+    let place_tok = tokens.get(line, 1);
+    let mut symbol = Symbol::new();
+    let mut flags = Flags::default();
+    let place = match kstrtoul(place_tok, 0) {
+        Ok(addr) => Place::Addr(addr),
+        Err(_) => {
+            if place_tok.contains(&b'/') && place_tok.contains(&b':') {
+                // A uprobe definition.
+                return Err(CANCELED);
+            }
+            let mut sym = place_tok;
+            if let Some(pct) = sym.iter().position(|&c| c == b'%') {
+                if &sym[pct..] == b"%return" {
+                    sym = &sym[..pct];
+                    is_return = true;
+                } else {
+                    return Err(ParseError::inval(Code::BadAddrSuffix, 1, pct));
+                }
+            }
+            let bad_addr = ParseError::inval(Code::BadProbeAddr, 1, 0);
+            let mut offset: i64 = 0;
+            if let Some(p) = sym.iter().position(|&c| c == b'+' || c == b'-') {
+                offset = kstrtol(&sym[p..], 0).map_err(|_| bad_addr)?;
+                sym = &sym[..p];
+            }
+            let offset = u32::try_from(offset).map_err(|_| bad_addr)?;
+            symbol = Symbol::from_bytes(sym).ok_or(bad_addr)?;
+            match env.validate_symbol(sym) {
+                Ok(()) => {}
+                Err(errno::EADDRNOTAVAIL) => return Err(ParseError::inval(Code::NonUniqSymbol, 1, 0)),
+                Err(_) => return Err(bad_addr),
+            }
+            if is_return {
+                flags.ret = true;
+            }
+            match env.on_func_entry(sym, u64::from(offset)) {
+                Ok(()) if !is_return => flags.fentry = true,
+                Err(errno::EINVAL) if is_return => {
+                    return Err(ParseError::inval(Code::BadRetprobe, 1, 0));
+                }
+                _ => {}
+            }
+            Place::Symbol { offset }
+        }
+    };
+
+    let mut group = Name::from_bytes(DEFAULT_GROUP).unwrap_or_default();
+    let mut event = Name::new();
+    if let Some(at) = event_at {
+        parse_event_name(&head[at..], at, &mut group, &mut event)?;
+    }
+    if event.is_empty() {
+        auto_name(&mut event, is_return, &symbol, place, env);
+    }
+
+    let nargs = tokens.len() - 2;
+    scan_var_args(line, tokens, nargs, flags)?;
+    if nargs > MAX_TRACE_ARGS {
+        return Err(ParseError::silent(errno::E2BIG));
+    }
+    expand_dentry_args(line, tokens, env)?;
+
+    let mut probe = Probe {
+        is_return,
+        maxactive,
+        group,
+        event,
+        symbol,
+        place,
+        flags,
+        args,
+        entry: EntryArgs::new(),
+        size: 0,
+    };
+    for i in 0..nargs {
+        let mut ctx = Ctx {
+            flags,
+            index: i + 2,
+            offset: 0,
+            entry: &mut probe.entry,
+        };
+        let a = arg::parse(tokens.get(line, i + 2), i, probe.args.as_slice(), &mut probe.size, &mut ctx)?;
+        probe.args.push(a).map_err(|_| ParseError::silent(errno::ENOMEM))?;
+    }
+    Ok(Line::Probe(probe))
+}
+
+/// `traceprobe_parse_event_name()` (trace_probe.c:251-297): `text` is
+/// what follows the `:` of token 0, at offset `offset` in it.
+fn parse_event_name(text: &[u8], mut offset: usize, group: &mut Name, event: &mut Name) -> PResult<()> {
+    let slash = text
+        .iter()
+        .position(|&c| c == b'/')
+        .or_else(|| text.iter().position(|&c| c == b'.'));
+    let mut ev = text;
+    if let Some(s) = slash {
+        if s == 0 {
+            return Err(ParseError::inval(Code::NoGroupName, 0, offset));
+        }
+        if s + 1 > MAX_EVENT_NAME_LEN {
+            return Err(ParseError::inval(Code::GroupTooLong, 0, offset));
+        }
+        if !is_good_name(&text[..s], true) {
+            return Err(ParseError::inval(Code::BadGroupName, 0, offset));
+        }
+        *group = Name::from_bytes(&text[..s]).unwrap_or_default();
+        ev = &text[s + 1..];
+        offset += s + 1;
+    }
+    if ev.is_empty() {
+        if slash.is_some() {
+            return Ok(());
+        }
+        return Err(ParseError::inval(Code::NoEventName, 0, offset));
+    }
+    if ev.len() >= MAX_EVENT_NAME_LEN {
+        return Err(ParseError::inval(Code::EventTooLong, 0, offset));
+    }
+    if !is_good_name(ev, false) {
+        return Err(ParseError::inval(Code::BadEventName, 0, offset));
+    }
+    *event = Name::from_bytes(ev).unwrap_or_default();
+    Ok(())
+}
+
+/// The name of an event defined without one (trace_kprobe.c:991-1001):
+/// `p_SYM_OFFS` or `p_0xHASH`, cut to 63 bytes, then `sanitize_event_name()`
+/// turns `:`, `.` and `*` after the first byte into `_`.
+fn auto_name(event: &mut Name, is_return: bool, symbol: &Symbol, place: Place, env: &dyn Env) {
+    let mut full = Str::<{ MAX_SYMBOL_LEN + 32 }>::new();
+    let c = if is_return { 'r' } else { 'p' };
+    let _ = match place {
+        Place::Symbol { offset } => write!(
+            full,
+            "{c}_{}_{offset}",
+            super::text::Bytes(symbol.as_bytes())
+        ),
+        Place::Addr(addr) => write!(full, "{c}_0x{:016x}", env.hash_pointer(addr)),
+    };
+    let bytes = full.as_bytes();
+    let cut = &bytes[..bytes.len().min(MAX_EVENT_NAME_LEN - 1)];
+    *event = Name::new();
+    for (i, &b) in cut.iter().enumerate() {
+        let b = if i > 0 && matches!(b, b':' | b'.' | b'*') { b'_' } else { b };
+        event.push(&[b]);
+    }
+}
+
+/// `argv_has_var_arg()` and the non-BTF branch of
+/// `traceprobe_expand_meta_args()` (trace_probe.c:1647-1745).
+fn scan_var_args(line: &[u8], tokens: &Tokens, nargs: usize, flags: Flags) -> PResult<()> {
+    let mut last = None;
+    let mut star = false;
+    for i in 0..nargs {
+        let t = tokens.get(line, i + 2);
+        if !t.starts_with(b"$arg") {
+            continue;
+        }
+        last = Some(i + 2);
+        if !(flags.fentry && !flags.ret) && !(flags.ret && !flags.fentry) {
+            return Err(ParseError::inval(Code::NofentryArgs, i + 2, 0));
+        }
+        match t.get(4) {
+            Some(c) if c.is_ascii_digit() => {}
+            Some(b'*') => {
+                if star {
+                    return Err(ParseError::inval(Code::DoubleArgs, i + 2, 0));
+                }
+                star = true;
+            }
+            _ => return Err(ParseError::inval(Code::BadVar, i + 2, 0)),
+        }
+    }
+    match (star, last) {
+        // $arg* needs BTF: logged at the last `$arg` token seen.
+        (true, Some(index)) => Err(ParseError::logged(errno::EOPNOTSUPP, Code::NosupBtfarg, index, 0)),
+        _ => Ok(()),
+    }
+}
+
+/// `traceprobe_expand_dentry_args()` (trace_probe.c:1792-1851): an
+/// argument matching `*:%pd` / `*:%pD` becomes the dereference chain that
+/// reads the dentry's (or the file's dentry's) name.
+fn expand_dentry_args(line: &[u8], tokens: &mut Tokens, env: &dyn Env) -> PResult<()> {
+    for i in 2..tokens.len() {
+        let t = tokens.get(line, i);
+        let n = t.len();
+        if n < 4 || !(t.ends_with(b":%pd") || t.ends_with(b":%pD")) {
+            continue;
+        }
+        let mut out = Str::<MAX_DENTRY_ARGS_LEN>::new();
+        let body = &t[..n - 4];
+        let (name, expr) = match body.iter().position(|&c| c == b'=') {
+            Some(eq) => (Some(&body[..eq]), &body[eq + 1..]),
+            None => (None, body),
+        };
+        if let Some(name) = name {
+            out.push(name);
+            out.push(b"=");
+        }
+        let name_off = env.dentry_name_offset();
+        let r = if t[n - 1] == b'd' {
+            write!(out, "+0x0(+0x{name_off:x}({}))", super::text::Bytes(expr))
+        } else {
+            write!(
+                out,
+                "+0x0(+0x{name_off:x}(+0x{:x}({})))",
+                env.file_dentry_offset(),
+                super::text::Bytes(expr)
+            )
+        };
+        if r.is_err() || !out.push(b":string") {
+            return Err(ParseError::silent(errno::ENOMEM));
+        }
+        let mut copy = [0u8; MAX_DENTRY_ARGS_LEN];
+        let len = out.len();
+        copy[..len].copy_from_slice(out.as_bytes());
+        tokens
+            .rewrite(i, &copy[..len])
+            .map_err(|_| ParseError::silent(errno::ENOMEM))?;
+    }
+    Ok(())
+}
+
+/// Maps a registration failure to what C logs (trace_kprobe.c:1055-1064):
+/// at the place token, `EILSEQ` is `BAD_INSN_BNDRY`, `ENOENT` is
+/// `BAD_PROBE_ADDR`; anything but `ENOMEM` and `EEXIST` is
+/// `FAIL_REG_PROBE`.
+pub fn registration_error(err: i32) -> ParseError {
+    match err {
+        errno::EILSEQ => ParseError::logged(err, Code::BadInsnBndry, 1, 0),
+        errno::ENOENT => ParseError::logged(err, Code::BadProbeAddr, 1, 0),
+        errno::ENOMEM | errno::EEXIST => ParseError::silent(err),
+        _ => ParseError::logged(err, Code::FailRegProbe, 1, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests;
