@@ -8,6 +8,8 @@
 pub mod arg;
 pub mod command;
 pub mod error;
+pub mod fetch;
+pub mod format;
 pub mod insn;
 pub mod num;
 pub mod regs;
@@ -16,3 +18,6 @@ pub mod types;
 
 #[cfg(test)]
 pub mod testenv;
+
+#[cfg(test)]
+mod vectors;

@@ -14,7 +14,7 @@
 
 use super::error::{errno, Code, ParseError};
 use super::insn::{Insn, Op, Program, FETCH_INSN_MAX};
-use super::num::{kstrtol, kstrtol_neg, kstrtoul, kstrtouint, simple_strtoul};
+use super::num::{kstrtol, kstrtol_neg, kstrtouint, kstrtoul, simple_strtoul};
 use super::regs;
 use super::text::{is_good_name, Str};
 use super::types::{self, TypeId};
@@ -183,7 +183,13 @@ fn find(s: &[u8], c: u8) -> Option<usize> {
 /// Parses argument `i` (0-based) of a probe, `token` as written, whose
 /// fixed part starts at `*size` bytes; `prev` are the arguments before it.
 /// `traceprobe_parse_probe_arg()`, trace_probe.c:1593-1629.
-pub fn parse(token: &[u8], i: usize, prev: &[Arg], size: &mut usize, ctx: &mut Ctx<'_>) -> PResult<Arg> {
+pub fn parse(
+    token: &[u8],
+    i: usize,
+    prev: &[Arg],
+    size: &mut usize,
+    ctx: &mut Ctx<'_>,
+) -> PResult<Arg> {
     let (name, body_start) = match find(token, b'=') {
         Some(eq) => {
             if eq > MAX_ARG_NAME_LEN {
@@ -215,7 +221,12 @@ pub fn parse(token: &[u8], i: usize, prev: &[Arg], size: &mut usize, ctx: &mut C
 }
 
 /// `traceprobe_parse_probe_arg_body()`, trace_probe.c:1444-1547.
-fn parse_body(body: &[u8], name: Str<MAX_ARG_NAME_LEN>, size: &mut usize, ctx: &mut Ctx<'_>) -> PResult<Arg> {
+fn parse_body(
+    body: &[u8],
+    name: Str<MAX_ARG_NAME_LEN>,
+    size: &mut usize,
+    ctx: &mut Ctx<'_>,
+) -> PResult<Arg> {
     if body.len() > MAX_ARGSTR_LEN {
         return Err(ctx.err_at(errno::E2BIG, Code::ArgTooLong, ctx.offset));
     }
@@ -336,12 +347,26 @@ fn op_at(code: &Program, ci: usize) -> Op {
 
 /// `parse_probe_arg()`, trace_probe.c:1053-1223: the fetch expression
 /// `body[lo..hi]`, emitted from slot `*ci` on.
-fn parse_fetch(body: &[u8], lo: usize, hi: usize, code: &mut Program, ci: &mut usize, ctx: &mut Ctx<'_>) -> PResult<()> {
+fn parse_fetch(
+    body: &[u8],
+    lo: usize,
+    hi: usize,
+    code: &mut Program,
+    ci: &mut usize,
+    ctx: &mut Ctx<'_>,
+) -> PResult<()> {
     let s = &body[lo..hi];
     match at(s, 0) {
         b'$' => parse_var(s, code, *ci, ctx)?,
         b'%' => match regs::offset_of(&s[1..]) {
-            Some(off) => set(code, *ci, Insn { param: off, ..Insn::new(Op::Reg) }),
+            Some(off) => set(
+                code,
+                *ci,
+                Insn {
+                    param: off,
+                    ..Insn::new(Op::Reg)
+                },
+            ),
             None => return Err(ctx.err(Code::BadRegName, ctx.offset)),
         },
         b'@' => {
@@ -349,7 +374,14 @@ fn parse_fetch(body: &[u8], lo: usize, hi: usize, code: &mut Program, ci: &mut u
                 let Ok(addr) = kstrtoul(&s[1..], 0) else {
                     return Err(ctx.err(Code::BadMemAddr, ctx.offset));
                 };
-                set(code, *ci, Insn { imm: addr, ..Insn::new(Op::Imm) });
+                set(
+                    code,
+                    *ci,
+                    Insn {
+                        imm: addr,
+                        ..Insn::new(Op::Imm)
+                    },
+                );
             } else if at(s, 1) == b'+' {
                 return Err(ctx.err(Code::FileOnKprobe, ctx.offset));
             } else {
@@ -395,7 +427,14 @@ fn parse_fetch(body: &[u8], lo: usize, hi: usize, code: &mut Program, ci: &mut u
                     _ => None,
                 };
                 match imm {
-                    Some(imm) => set(code, *ci, Insn { imm, ..Insn::new(Op::Imm) }),
+                    Some(imm) => set(
+                        code,
+                        *ci,
+                        Insn {
+                            imm,
+                            ..Insn::new(Op::Imm)
+                        },
+                    ),
                     None => return Err(ctx.err(Code::BadImm, ctx.offset + 1)),
                 }
             }
@@ -439,17 +478,29 @@ fn parse_deref(
         return Err(ctx.err(Code::DerefNeedBrace, ctx.offset));
     };
     let digits = &body[digits_start..paren];
-    let offset = if sign == b'+' { kstrtol(digits, 0) } else { kstrtol_neg(digits, 0) };
+    let offset = if sign == b'+' {
+        kstrtol(digits, 0)
+    } else {
+        kstrtol_neg(digits, 0)
+    };
     let Ok(offset) = offset else {
         return Err(ctx.err(Code::BadDerefOffs, ctx.offset));
     };
     // ctx->offset += (tmp + 1 - arg) + (arg[0] != '-' ? 1 : 0), where `arg`
     // is past a `+` sign but at a `-` one.
-    let arg_first = if sign == b'+' { at(body, digits_start) } else { b'-' };
+    let arg_first = if sign == b'+' {
+        at(body, digits_start)
+    } else {
+        b'-'
+    };
     let arg_pos = if sign == b'+' { digits_start } else { a };
     ctx.offset += (paren + 1 - arg_pos) + usize::from(arg_first != b'-');
     let inner = paren + 1;
-    let Some(close) = body[inner..hi].iter().rposition(|&c| c == b')').map(|p| inner + p) else {
+    let Some(close) = body[inner..hi]
+        .iter()
+        .rposition(|&c| c == b')')
+        .map(|p| inner + p)
+    else {
         return Err(ctx.err(Code::DerefOpenBrace, ctx.offset + (hi - inner)));
     };
     let cur_offs = ctx.offset;
@@ -459,7 +510,14 @@ fn parse_deref(
         return Err(ctx.err(Code::CommCantDeref, ctx.offset));
     }
     advance(ci, ctx)?;
-    set(code, *ci, Insn { offset, ..Insn::new(op) });
+    set(
+        code,
+        *ci,
+        Insn {
+            offset,
+            ..Insn::new(op)
+        },
+    );
     Ok(())
 }
 
@@ -482,7 +540,10 @@ fn parse_var(s: &[u8], code: &mut Program, ci: usize, ctx: &mut Ctx<'_>) -> PRes
             if n > PARAM_MAX_STACK {
                 return Err(ctx.err(Code::BadStackNum, ctx.offset));
             }
-            Insn { param: n as u32, ..Insn::new(Op::Stack) }
+            Insn {
+                param: n as u32,
+                ..Insn::new(Op::Stack)
+            }
         } else {
             return Err(ctx.err(Code::BadVar, ctx.offset));
         }
@@ -497,12 +558,18 @@ fn parse_var(s: &[u8], code: &mut Program, ci: usize, ctx: &mut Ctx<'_>) -> PRes
         }
         let n = (n - 1) as u16;
         if ctx.flags.is_function_entry() {
-            Insn { param: u32::from(n), ..Insn::new(Op::Arg) }
+            Insn {
+                param: u32::from(n),
+                ..Insn::new(Op::Arg)
+            }
         } else if ctx.flags.is_function_return() {
             let Some(off) = ctx.entry.store(n) else {
                 return Err(ParseError::silent(errno::ENOMEM));
             };
-            Insn { offset: i64::from(off), ..Insn::new(Op::Edata) }
+            Insn {
+                offset: i64::from(off),
+                ..Insn::new(Op::Edata)
+            }
         } else {
             return Err(ctx.err(Code::NofentryArgs, ctx.offset));
         }
@@ -515,7 +582,13 @@ fn parse_var(s: &[u8], code: &mut Program, ci: usize, ctx: &mut Ctx<'_>) -> PRes
 
 /// `finalize_fetch_insn()`, trace_probe.c:1325-1441: the store, the
 /// bitfield and the array loop after the fetch.
-fn finalize(arg: &mut Arg, mut ci: usize, ty_text: Option<&[u8]>, ty_offset: usize, ctx: &Ctx<'_>) -> PResult<()> {
+fn finalize(
+    arg: &mut Arg,
+    mut ci: usize,
+    ty_text: Option<&[u8]>,
+    ty_offset: usize,
+    ctx: &Ctx<'_>,
+) -> PResult<()> {
     let ty = arg.ty.get();
     let last = op_at(&arg.code, ci);
     let next_free = |code: &Program, ci: usize| op_at(code, ci + 1) == Op::Nop;
@@ -527,7 +600,11 @@ fn finalize(arg: &mut Arg, mut ci: usize, ty_text: Option<&[u8]>, ty_offset: usi
             matches!(last, Op::Deref | Op::UDeref | Op::Imm | Op::Comm | Op::Data)
         };
         if !ok {
-            let code = if symstr { Code::BadSymstring } else { Code::BadString };
+            let code = if symstr {
+                Code::BadSymstring
+            } else {
+                Code::BadString
+            };
             return Err(ctx.err(code, ctx.offset + ty_offset));
         }
         if symstr || matches!(last, Op::Imm | Op::Comm | Op::Data) || arg.count != 0 {
@@ -546,18 +623,33 @@ fn finalize(arg: &mut Arg, mut ci: usize, ty_text: Option<&[u8]>, ty_offset: usi
             Op::StString
         };
         let keep = arg.code[ci].offset;
-        arg.code[ci] = Insn { offset: keep, size: ty.size, ..Insn::new(op) };
+        arg.code[ci] = Insn {
+            offset: keep,
+            size: ty.size,
+            ..Insn::new(op)
+        };
         arg.dynamic = true;
     } else if last == Op::Deref || last == Op::UDeref {
-        let op = if last == Op::Deref { Op::StMem } else { Op::StUMem };
+        let op = if last == Op::Deref {
+            Op::StMem
+        } else {
+            Op::StUMem
+        };
         let keep = arg.code[ci].offset;
-        arg.code[ci] = Insn { offset: keep, size: ty.size, ..Insn::new(op) };
+        arg.code[ci] = Insn {
+            offset: keep,
+            size: ty.size,
+            ..Insn::new(op)
+        };
     } else {
         if !next_free(&arg.code, ci) {
             return Err(ctx.err_at(errno::E2BIG, Code::TooManyOps, ctx.offset));
         }
         ci += 1;
-        arg.code[ci] = Insn { size: ty.size, ..Insn::new(Op::StRaw) };
+        arg.code[ci] = Insn {
+            size: ty.size,
+            ..Insn::new(Op::StRaw)
+        };
     }
     let store = ci;
 
@@ -575,7 +667,10 @@ fn finalize(arg: &mut Arg, mut ci: usize, ty_text: Option<&[u8]>, ty_offset: usi
             return Err(ctx.err_at(errno::E2BIG, Code::TooManyOps, ctx.offset));
         }
         ci += 1;
-        arg.code[ci] = Insn { param: arg.count, ..Insn::new(Op::LpArray) };
+        arg.code[ci] = Insn {
+            param: arg.count,
+            ..Insn::new(Op::LpArray)
+        };
     }
     set(&mut arg.code, ci + 1, Insn::new(Op::End));
     Ok(())

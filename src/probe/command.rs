@@ -21,7 +21,7 @@ use core::fmt::Write;
 
 use super::arg::{self, Arg, Ctx, EntryArgs, Flags, MAX_TRACE_ARGS};
 use super::error::{errno, Code, ParseError};
-use super::num::{kstrtol, kstrtoul, kstrtouint};
+use super::num::{kstrtol, kstrtouint, kstrtoul};
 use super::text::{is_good_name, Str};
 
 /// Longest group or event name plus one (`MAX_EVENT_NAME_LEN`).
@@ -134,7 +134,10 @@ impl Tokens {
     pub fn get<'a>(&'a self, line: &'a [u8], i: usize) -> &'a [u8] {
         match self.spans[..self.len].get(i) {
             Some(&(s, e, false)) => line.get(usize::from(s)..usize::from(e)).unwrap_or(&[]),
-            Some(&(s, e, true)) => self.extra.get(usize::from(s)..usize::from(e)).unwrap_or(&[]),
+            Some(&(s, e, true)) => self
+                .extra
+                .get(usize::from(s)..usize::from(e))
+                .unwrap_or(&[]),
             None => &[],
         }
     }
@@ -221,8 +224,15 @@ const CANCELED: ParseError = ParseError::silent(errno::ECANCELED);
 
 /// Parses a probe definition. `tokens` receives the line's tokens (as C
 /// has them when it logs an error); `args` receives the arguments.
-pub fn parse<A: ArgList>(line: &[u8], tokens: &mut Tokens, env: &dyn Env, args: A) -> PResult<Line<A>> {
-    tokens.split(line).map_err(|_| ParseError::silent(errno::E2BIG))?;
+pub fn parse<A: ArgList>(
+    line: &[u8],
+    tokens: &mut Tokens,
+    env: &dyn Env,
+    args: A,
+) -> PResult<Line<A>> {
+    tokens
+        .split(line)
+        .map_err(|_| ParseError::silent(errno::E2BIG))?;
     if tokens.is_empty() {
         return Ok(Line::Empty);
     }
@@ -286,7 +296,9 @@ pub fn parse<A: ArgList>(line: &[u8], tokens: &mut Tokens, env: &dyn Env, args: 
             symbol = Symbol::from_bytes(sym).ok_or(bad_addr)?;
             match env.validate_symbol(sym) {
                 Ok(()) => {}
-                Err(errno::EADDRNOTAVAIL) => return Err(ParseError::inval(Code::NonUniqSymbol, 1, 0)),
+                Err(errno::EADDRNOTAVAIL) => {
+                    return Err(ParseError::inval(Code::NonUniqSymbol, 1, 0))
+                }
                 Err(_) => return Err(bad_addr),
             }
             if is_return {
@@ -338,15 +350,29 @@ pub fn parse<A: ArgList>(line: &[u8], tokens: &mut Tokens, env: &dyn Env, args: 
             offset: 0,
             entry: &mut probe.entry,
         };
-        let a = arg::parse(tokens.get(line, i + 2), i, probe.args.as_slice(), &mut probe.size, &mut ctx)?;
-        probe.args.push(a).map_err(|_| ParseError::silent(errno::ENOMEM))?;
+        let a = arg::parse(
+            tokens.get(line, i + 2),
+            i,
+            probe.args.as_slice(),
+            &mut probe.size,
+            &mut ctx,
+        )?;
+        probe
+            .args
+            .push(a)
+            .map_err(|_| ParseError::silent(errno::ENOMEM))?;
     }
     Ok(Line::Probe(probe))
 }
 
 /// `traceprobe_parse_event_name()` (trace_probe.c:251-297): `text` is
 /// what follows the `:` of token 0, at offset `offset` in it.
-fn parse_event_name(text: &[u8], mut offset: usize, group: &mut Name, event: &mut Name) -> PResult<()> {
+fn parse_event_name(
+    text: &[u8],
+    mut offset: usize,
+    group: &mut Name,
+    event: &mut Name,
+) -> PResult<()> {
     let slash = text
         .iter()
         .position(|&c| c == b'/')
@@ -400,7 +426,11 @@ fn auto_name(event: &mut Name, is_return: bool, symbol: &Symbol, place: Place, e
     let cut = &bytes[..bytes.len().min(MAX_EVENT_NAME_LEN - 1)];
     *event = Name::new();
     for (i, &b) in cut.iter().enumerate() {
-        let b = if i > 0 && matches!(b, b':' | b'.' | b'*') { b'_' } else { b };
+        let b = if i > 0 && matches!(b, b':' | b'.' | b'*') {
+            b'_'
+        } else {
+            b
+        };
         event.push(&[b]);
     }
 }
@@ -432,7 +462,12 @@ fn scan_var_args(line: &[u8], tokens: &Tokens, nargs: usize, flags: Flags) -> PR
     }
     match (star, last) {
         // $arg* needs BTF: logged at the last `$arg` token seen.
-        (true, Some(index)) => Err(ParseError::logged(errno::EOPNOTSUPP, Code::NosupBtfarg, index, 0)),
+        (true, Some(index)) => Err(ParseError::logged(
+            errno::EOPNOTSUPP,
+            Code::NosupBtfarg,
+            index,
+            0,
+        )),
         _ => Ok(()),
     }
 }
@@ -477,6 +512,45 @@ fn expand_dentry_args(line: &[u8], tokens: &mut Tokens, env: &dyn Env) -> PResul
         tokens
             .rewrite(i, &copy[..len])
             .map_err(|_| ParseError::silent(errno::ENOMEM))?;
+    }
+    Ok(())
+}
+
+/// `traceprobe_update_arg()` (trace_probe.c:1858-1890), run when the probe
+/// is registered: each `@SYM[+|-offs]` placeholder gets its address into
+/// the following immediate. `lookup` is `kallsyms_lookup_name()` (0 for an
+/// unknown symbol). Errors: `EINVAL` for a bad offset, `ENOENT` for an
+/// unknown symbol.
+pub fn resolve_symbols(
+    args: &mut [Arg],
+    lookup: &dyn Fn(&[u8]) -> u64,
+) -> core::result::Result<(), i32> {
+    use super::insn::Op;
+    for a in args.iter_mut() {
+        for i in 0..a.code.len() {
+            if a.code[i].op == Op::End {
+                break;
+            }
+            if a.code[i].op != Op::Symbol {
+                continue;
+            }
+            if a.code.get(i + 1).map(|n| n.op) != Some(Op::Imm) {
+                return Err(errno::EINVAL);
+            }
+            let text = a.insn_text(&a.code[i]);
+            let (name, offset) = match text.iter().position(|&c| c == b'+' || c == b'-') {
+                Some(p) => (
+                    &text[..p],
+                    kstrtol(&text[p..], 0).map_err(|_| errno::EINVAL)?,
+                ),
+                None => (text, 0),
+            };
+            let addr = lookup(name);
+            if addr == 0 {
+                return Err(errno::ENOENT);
+            }
+            a.code[i + 1].imm = addr.wrapping_add(offset as u64);
+        }
     }
     Ok(())
 }

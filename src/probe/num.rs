@@ -55,7 +55,10 @@ fn parse_integer(s: &[u8], base: u32) -> (u64, usize, bool) {
         if v >= base {
             break;
         }
-        match res.checked_mul(u64::from(base)).and_then(|r| r.checked_add(u64::from(v))) {
+        match res
+            .checked_mul(u64::from(base))
+            .and_then(|r| r.checked_add(u64::from(v)))
+        {
             Some(r) => res = r,
             None => {
                 overflow = true;

@@ -38,10 +38,16 @@ pub const ARGUMENT_REGS: [u32; 6] = [112, 104, 96, 88, 72, 64];
 
 /// `regs_query_register_offset()`.
 pub fn offset_of(name: &[u8]) -> Option<u32> {
-    REGISTERS.iter().find(|(n, _)| n.as_bytes() == name).map(|&(_, off)| off)
+    REGISTERS
+        .iter()
+        .find(|(n, _)| n.as_bytes() == name)
+        .map(|&(_, off)| off)
 }
 
 /// The name of the register at `offset`.
 pub fn name_of(offset: u32) -> Option<&'static str> {
-    REGISTERS.iter().find(|&&(_, off)| off == offset).map(|&(n, _)| n)
+    REGISTERS
+        .iter()
+        .find(|&&(_, off)| off == offset)
+        .map(|&(n, _)| n)
 }

@@ -32,7 +32,11 @@ impl Env for FakeEnv {
             if module != "loaded_mod" {
                 return Ok(());
             }
-            return if s == "loaded_mod:mod_func" { Ok(()) } else { Err(errno::ENOENT) };
+            return if s == "loaded_mod:mod_func" {
+                Ok(())
+            } else {
+                Err(errno::ENOENT)
+            };
         }
         if s == "name_show" {
             return Err(errno::EADDRNOTAVAIL);
@@ -65,7 +69,7 @@ impl Env for FakeEnv {
     }
 
     fn file_dentry_offset(&self) -> usize {
-        0x18
+        0x48
     }
 }
 
@@ -98,7 +102,9 @@ pub fn error_at(line: &str) -> (ParseError, Option<usize>) {
         Ok(_) => panic!("{line:?} was accepted"),
         Err(e) => e,
     };
-    let pos = e.log.map(|(_, caret)| caret_position(tokens.iter(bytes), caret));
+    let pos = e
+        .log
+        .map(|(_, caret)| caret_position(tokens.iter(bytes), caret));
     (e, pos)
 }
 

@@ -20,7 +20,10 @@ pub struct Str<const N: usize> {
 impl<const N: usize> Str<N> {
     /// The empty string.
     pub const fn new() -> Self {
-        Str { len: 0, buf: [0; N] }
+        Str {
+            len: 0,
+            buf: [0; N],
+        }
     }
 
     /// A copy of `s`, or `None` if it does not fit.
@@ -156,7 +159,9 @@ impl fmt::Write for Buf<'_> {
 pub fn is_good_name(name: &[u8], hyphen_ok: bool) -> bool {
     let ok_first = |c: u8| c.is_ascii_alphabetic() || c == b'_' || (hyphen_ok && c == b'-');
     match name.split_first() {
-        Some((&first, rest)) => ok_first(first) && rest.iter().all(|&c| ok_first(c) || c.is_ascii_digit()),
+        Some((&first, rest)) => {
+            ok_first(first) && rest.iter().all(|&c| ok_first(c) || c.is_ascii_digit())
+        }
         None => false,
     }
 }

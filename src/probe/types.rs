@@ -70,9 +70,30 @@ const STRING_FMT: &str = "\\\"%s\\\"";
 
 /// The table, in C order.
 pub static TYPES: [FetchType; 17] = [
-    t("string", 4, true, "__data_loc char[]", STRING_FMT, Print::String),
-    t("ustring", 4, true, "__data_loc char[]", STRING_FMT, Print::String),
-    t("symstr", 4, true, "__data_loc char[]", STRING_FMT, Print::String),
+    t(
+        "string",
+        4,
+        true,
+        "__data_loc char[]",
+        STRING_FMT,
+        Print::String,
+    ),
+    t(
+        "ustring",
+        4,
+        true,
+        "__data_loc char[]",
+        STRING_FMT,
+        Print::String,
+    ),
+    t(
+        "symstr",
+        4,
+        true,
+        "__data_loc char[]",
+        STRING_FMT,
+        Print::String,
+    ),
     t("u8", 1, false, "u8", "%u", Print::Unsigned),
     t("u16", 2, false, "u16", "%u", Print::Unsigned),
     t("u32", 4, false, "u32", "%u", Print::Unsigned),

@@ -1,0 +1,49 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Feed each probe spec of a file (one a line, '#' comments skipped) alone into
+# an empty $EVENTS file and report what the implementation did: the write's
+# error, the error_log entry, the read-back line, the event's format fields
+# and print fmt. Used on the ref kernel to record the C implementation's
+# answers (tests/vectors/c-ref.txt) and, later, to compare the module.
+#   oracle.sh SPECS [EVENTS_FILE]
+specs=$1
+events=${2:-kprobe_events}
+cd /sys/kernel/tracing || exit 1
+echo 0 > tracing_on
+while IFS= read -r spec; do
+	case "$spec" in '#'*|'') continue ;; esac
+	echo > "$events"
+	echo > error_log
+	echo "=== $spec"
+	# dd reports the write's errno (the shell's printf builtin does not,
+	# and busybox tee fails on tracefs before writing); one write per line.
+	err=$(printf '%s\n' "$spec" |
+		dd of="$events" bs=65536 oflag=append conv=notrunc 2>&1 |
+		sed -n 's/^dd: error writing [^:]*: //p')
+	if [ -n "$err" ]; then
+		echo "write: $err"
+	else
+		echo "write: ok"
+	fi
+	# error_log: "[ts] trace_kprobe: error: MSG", "  Command: CMD", caret line.
+	if grep -q ': error: ' error_log; then
+		sed -n 's/^\[[^]]*\] [a-z_]*: error: /log: /p' error_log
+		sed -n 's/^  Command: /command: /p' error_log
+		caret=$(tail -n 1 error_log | wc -c)
+		echo "caret: $((caret - 13))"
+	fi
+	line=$(cat "$events")
+	if [ -n "$line" ]; then
+		echo "probe: $line"
+		ge=${line#*:}
+		ge=${ge%% *}
+		f=events/$ge/format
+		if [ -f "$f" ]; then
+			sed -n '/^format:/,$p' "$f" | grep -v 'common_' | grep -v '^format:' | grep -v '^$' |
+				sed 's/^\tfield:/field: /; s/^print fmt: /printfmt: /'
+		fi
+	fi
+done < "$specs"
+echo > "$events"
+echo "=== end"

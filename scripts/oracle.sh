@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Record what the C implementation answers to tests/vectors/specs.txt, on the
+# ref kernel. `oracle.sh record` rewrites tests/vectors/c-ref.txt (commit it);
+# `oracle.sh verify` checks that the committed file is still what C says.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+mode=${1:-verify}
+out=$ROOT/build/results/oracle-ref.txt
+mkdir -p "$(dirname "$out")"
+stage "C oracle over tests/vectors/specs.txt (ref)"
+bash "$ROOT/scripts/vm.sh" --timeout 600 --log "$out.log" ref -- \
+	'sh /rkpe/guest/oracle.sh /rkpe/tests/vectors/specs.txt' >/dev/null
+# The guest's output, without the kernel's console messages.
+sed -n '/^=== /,/^=== end$/p' "$out.log" | grep -Ev '^\[ *[0-9]+\.[0-9]+\] ' > "$out"
+done_stage
+grep -q '^=== end$' "$out" || die "oracle output incomplete: $out.log"
+case "$mode" in
+record)
+	cp "$out" "$ROOT/tests/vectors/c-ref.txt"
+	echo "recorded $(grep -c '^=== ' "$out") entries into tests/vectors/c-ref.txt"
+	;;
+verify)
+	if diff -u "$ROOT/tests/vectors/c-ref.txt" "$out"; then
+		echo "oracle: tests/vectors/c-ref.txt matches the C implementation ($(grep -c '^=== ' "$out") entries)"
+	else
+		echo "oracle: the C implementation answers differently from tests/vectors/c-ref.txt (diff above)"
+		exit 1
+	fi
+	;;
+*) die "usage: oracle.sh record|verify" ;;
+esac

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! Run an argument program on a probe hit and write the record payload.
+//!
+//! The interpreter follows `process_fetch_insn()` (trace_kprobe.c:1403-1446)
+//! and `process_fetch_insn_bottom()` (trace_probe_tmpl.h:122-231) stage by
+//! stage, so arrays, string arrays and bitfields behave as in C. It differs
+//! where C is unsafe or inconsistent, on purpose:
+//!
+//! - **One read per string.** C measures every string (`__get_data_size()`,
+//!   a first run of all programs), reserves the record, then runs the
+//!   programs again to copy; a string that changes in between is recorded
+//!   with a length that does not match its bytes, or is cut. Here the
+//!   caller hands one buffer for the whole payload (a per-CPU scratch area
+//!   in the kernel), each string is copied once, straight into the dynamic
+//!   area, and the caller reserves exactly [`store`]'s result and copies it.
+//!   What is recorded is what was read.
+//! - **Faults leave zeros, not stale bytes.** C leaves a faulting field as
+//!   whatever the ring buffer held (and a faulting string array keeps a
+//!   `__data_loc` pointing at the next field's data). Here every field is
+//!   cleared before its program runs: a fault reads as 0, or `(fault)` for a
+//!   string, and strings copied before a fault in an array stay valid.
+//!
+//! Nothing here allocates, and every buffer access is bounds-checked: a
+//! program the compiler did not emit cannot make it panic, only stop early.
+
+use super::arg::Arg;
+use super::insn::{Insn, Op};
+use super::regs::ARGUMENT_REGS;
+
+/// Largest string copied (`MAX_STRING_SIZE`, `PATH_MAX`), NUL included.
+pub const MAX_STRING_SIZE: usize = 4096;
+
+/// A memory read failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fault;
+
+/// What a probe handler sees of the machine. The kernel implements it over
+/// `struct pt_regs` and the nofault accessors; host tests over a fake.
+pub trait Machine {
+    /// `regs_get_register()`: the word at byte `offset` of `pt_regs`.
+    fn reg(&self, offset: u32) -> u64;
+    /// `regs_get_kernel_stack_nth()`: 0 outside the stack.
+    fn stack_nth(&self, n: u32) -> u64;
+    /// `kernel_stack_pointer()`.
+    fn stack_pointer(&self) -> u64;
+    /// `regs_return_value()`.
+    fn retval(&self) -> u64;
+    /// `TASK_SIZE`: addresses below it are read as user memory.
+    fn task_size(&self) -> u64;
+    /// `copy_from_kernel_nofault()`.
+    fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), Fault>;
+    /// `copy_from_user_nofault()`.
+    fn read_user(&self, addr: u64, dst: &mut [u8]) -> Result<(), Fault>;
+    /// `strncpy_from_kernel_nofault()`: bytes stored including the NUL (a
+    /// string that does not fit is cut and NUL-terminated).
+    fn strncpy_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<usize, Fault>;
+    /// `strncpy_from_user_nofault()`: like the kernel one, except that an
+    /// empty string gives 0 (so it prints as `(fault)`, as in C).
+    fn strncpy_user(&self, addr: u64, dst: &mut [u8]) -> Result<usize, Fault>;
+    /// `current->comm`, NUL-padded.
+    fn comm(&self) -> [u8; 16];
+    /// `sprint_symbol()`: writes `sym+0x../0x.. [mod]` (or the address in
+    /// hex) into `dst`, returns its length (no NUL).
+    fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize;
+}
+
+/// Where a string comes from.
+#[derive(Clone, Copy)]
+enum Space {
+    Kernel,
+    User,
+}
+
+/// The payload being written: fixed part at the front, dynamic area after.
+struct Out<'a> {
+    buf: &'a mut [u8],
+    /// Start of the free dynamic area.
+    dyn_pos: usize,
+    /// Bytes of record head before `buf[0]` (for `__data_loc` offsets).
+    head: usize,
+}
+
+impl Out<'_> {
+    fn put(&mut self, at: usize, bytes: &[u8]) {
+        if let Some(d) = self.buf.get_mut(at..at + bytes.len()) {
+            d.copy_from_slice(bytes);
+        }
+    }
+
+    fn get_u32(&self, at: usize) -> u32 {
+        self.buf
+            .get(at..at + 4)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u32::from_ne_bytes)
+    }
+
+    fn put_u32(&mut self, at: usize, v: u32) {
+        self.put(at, &v.to_ne_bytes());
+    }
+}
+
+/// `make_data_loc()`: length in the high half, offset from the record start
+/// in the low half.
+fn data_loc(len: usize, offset: usize) -> u32 {
+    ((len as u32) << 16) | (offset as u32 & 0xffff)
+}
+
+/// Runs every argument's program and writes the payload (the record after
+/// its head) into `buf`: the fixed part (`fixed_size` bytes, each argument
+/// at its offset) then the strings. `head` is the size of the record head
+/// (16 for a kprobe, 24 for a kretprobe); `edata` the entry data of a
+/// return probe. Returns the payload length.
+pub fn store(
+    args: &[Arg],
+    fixed_size: usize,
+    m: &dyn Machine,
+    edata: &[u8],
+    head: usize,
+    buf: &mut [u8],
+) -> usize {
+    let fixed = fixed_size.min(buf.len());
+    buf[..fixed].fill(0);
+    let mut out = Out {
+        buf,
+        dyn_pos: fixed,
+        head,
+    };
+    for a in args {
+        let at = a.offset as usize;
+        if a.dynamic {
+            // Every element starts as an empty string at the current end.
+            let loc = data_loc(0, head + out.dyn_pos);
+            for j in 0..a.count.max(1) as usize {
+                out.put_u32(at + 4 * j, loc);
+            }
+        }
+        run(a, m, edata, at, &mut out);
+    }
+    out.dyn_pos
+}
+
+/// Reads a word (stage 2) with `probe_mem_read[_user]()` routing.
+fn read_word(m: &dyn Machine, space: Space, addr: u64) -> Result<u64, Fault> {
+    let mut w = [0u8; 8];
+    read(m, space, addr, &mut w)?;
+    Ok(u64::from_ne_bytes(w))
+}
+
+/// `probe_mem_read()`: below `TASK_SIZE` kernel reads go to user memory.
+fn read(m: &dyn Machine, space: Space, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
+    match space {
+        Space::Kernel if addr >= m.task_size() => m.read_kernel(addr, dst),
+        _ => m.read_user(addr, dst),
+    }
+}
+
+/// `regs_get_kernel_argument()` (x86_64): six registers, then the stack.
+fn kernel_argument(m: &dyn Machine, n: u32) -> u64 {
+    match ARGUMENT_REGS.get(n as usize) {
+        Some(&off) => m.reg(off),
+        None => m.stack_nth(n - (ARGUMENT_REGS.len() as u32 - 1)),
+    }
+}
+
+fn insn(a: &Arg, i: usize) -> Insn {
+    a.code.get(i).copied().unwrap_or(Insn::new(Op::End))
+}
+
+/// Copies a string into the dynamic area for the `__data_loc` at `dl`,
+/// within what is left of `maxlen`; returns the bytes stored.
+fn store_string(
+    out: &mut Out<'_>,
+    dl: usize,
+    copy: impl FnOnce(&mut [u8]) -> Result<usize, Fault>,
+) -> usize {
+    let loc = out.get_u32(dl);
+    let start = out
+        .dyn_pos
+        .max((loc & 0xffff) as usize - out.head.min((loc & 0xffff) as usize));
+    let room = out.buf.len().saturating_sub(start).min(MAX_STRING_SIZE);
+    let n = match out.buf.get_mut(start..start + room) {
+        Some(dst) if room > 0 => copy(dst).unwrap_or(0).min(room),
+        _ => 0,
+    };
+    out.put_u32(dl, data_loc(n, out.head + start));
+    out.dyn_pos = start + n;
+    n
+}
+
+/// Runs one argument's program into the field at `at`.
+fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
+    let mut pc = 0;
+    if insn(a, pc).op == Op::Symbol {
+        pc += 1;
+    }
+    let first = insn(a, pc);
+    // Stage 1: load.
+    let mut val = match first.op {
+        Op::Reg => m.reg(first.param),
+        Op::Stack => m.stack_nth(first.param),
+        Op::StackP => m.stack_pointer(),
+        Op::Retval => m.retval(),
+        Op::Arg => kernel_argument(m, first.param),
+        Op::Edata => {
+            let off = first.offset as usize;
+            edata
+                .get(off..off + 8)
+                .and_then(|b| b.try_into().ok())
+                .map_or(0, u64::from_ne_bytes)
+        }
+        Op::Imm => first.imm,
+        Op::Comm | Op::Data => {
+            // Only ever followed by a string store (the compiler's rules):
+            // the bytes are at hand, no address to read.
+            if insn(a, pc + 1).op == Op::StString {
+                let comm = m.comm();
+                let src: &[u8] = if first.op == Op::Comm {
+                    &comm
+                } else {
+                    a.insn_text(&first)
+                };
+                let len = src.iter().position(|&c| c == 0).unwrap_or(src.len());
+                store_string(out, at, |dst| {
+                    let n = len.min(dst.len().saturating_sub(1));
+                    dst[..n].copy_from_slice(&src[..n]);
+                    if let Some(z) = dst.get_mut(n) {
+                        *z = 0;
+                    }
+                    Ok(n + 1)
+                });
+            }
+            return;
+        }
+        _ => return,
+    };
+    pc += 1;
+
+    let mut lval = val;
+    let mut dest = at;
+    let mut i: u32 = 0;
+    let mut total_ok = true;
+    loop {
+        // Stage 2: dereference.
+        loop {
+            let c = insn(a, pc);
+            let space = match c.op {
+                Op::Deref => Space::Kernel,
+                Op::UDeref => Space::User,
+                _ => break,
+            };
+            lval = val;
+            match read_word(m, space, val.wrapping_add(c.offset as u64)) {
+                Ok(v) => val = v,
+                Err(Fault) => return,
+            }
+            pc += 1;
+        }
+        let s3 = pc;
+        loop {
+            // Stage 3: store.
+            let c = insn(a, pc);
+            let addr = val.wrapping_add(c.offset as u64);
+            let size = usize::from(c.size);
+            let mut consumed = 0;
+            match c.op {
+                Op::StRaw => {
+                    let bytes = val.to_ne_bytes();
+                    out.put(dest, &bytes[..size.min(8)]);
+                }
+                Op::StMem | Op::StUMem => {
+                    let space = if c.op == Op::StMem {
+                        Space::Kernel
+                    } else {
+                        Space::User
+                    };
+                    let mut tmp = [0u8; 8];
+                    let n = size.min(8);
+                    if read(m, space, addr, &mut tmp[..n]).is_ok() {
+                        out.put(dest, &tmp[..n]);
+                    }
+                }
+                Op::StString | Op::StUString => {
+                    let user = c.op == Op::StUString || addr < m.task_size();
+                    consumed = store_string(out, dest, |dst| {
+                        if user {
+                            m.strncpy_user(addr, dst)
+                        } else {
+                            m.strncpy_kernel(addr, dst)
+                        }
+                    });
+                }
+                Op::StSymstr => {
+                    consumed = store_string(out, dest, |dst| {
+                        let n = m.sprint_symbol(addr, dst);
+                        match dst.get_mut(n) {
+                            Some(z) => {
+                                *z = 0;
+                                Ok(n + 1)
+                            }
+                            None => Ok(n),
+                        }
+                    });
+                }
+                _ => {
+                    total_ok = false;
+                }
+            }
+            if !total_ok {
+                return;
+            }
+            pc += 1;
+            // Stage 4: bitfield.
+            let b = insn(a, pc);
+            if b.op == Op::ModBf {
+                apply_bitfield(out, dest, &b);
+                pc += 1;
+            }
+            // Stage 5: array loop.
+            let l = insn(a, pc);
+            if l.op != Op::LpArray {
+                return;
+            }
+            i += 1;
+            if i >= l.param {
+                return;
+            }
+            let st = insn(a, s3);
+            if !matches!(st.op, Op::StString | Op::StUString) {
+                dest += usize::from(st.size);
+                val = val.wrapping_add(u64::from(st.size));
+                pc = s3;
+                continue;
+            }
+            // An array of strings: load the next pointer of the array.
+            let _ = consumed;
+            dest += 4;
+            val = lval.wrapping_add(8);
+            pc = s3.saturating_sub(1);
+            break;
+        }
+    }
+}
+
+/// `fetch_apply_bitfield()`: shift left then right in the container.
+fn apply_bitfield(out: &mut Out<'_>, at: usize, b: &Insn) {
+    let size = usize::from(b.size);
+    let Some(bytes) = out.buf.get(at..at + size) else {
+        return;
+    };
+    let mut w = [0u8; 8];
+    w[..size.min(8)].copy_from_slice(&bytes[..size.min(8)]);
+    let v = u64::from_ne_bytes(w);
+    let bits = (size * 8) as u32;
+    let mask = if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let shifted = v.checked_shl(u32::from(b.lshift)).unwrap_or(0) & mask;
+    let r = shifted.checked_shr(u32::from(b.rshift)).unwrap_or(0);
+    let rb = r.to_ne_bytes();
+    out.put(at, &rb[..size.min(8)]);
+}

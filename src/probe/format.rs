@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! What a probe looks like from user space before it fires: its line in
+//! `kprobe_events`, the fields and `print fmt` of its `format` file.
+//!
+//! - [`readback`]: `trace_kprobe_show()` (trace_kprobe.c:1274-1298).
+//! - [`fields`]: `kprobe_event_define_fields()` /
+//!   `kretprobe_event_define_fields()` (trace_kprobe.c:1622-1651) and
+//!   `traceprobe_define_arg_fields()` (trace_probe.c:1983-2047).
+//! - [`print_fmt`]: `__set_print_fmt()` (trace_probe.c:1894-1962).
+//! - [`format_fields`]: the field lines of the `format` file as `f_show()`
+//!   prints them (trace_events.c:1727-1781), common fields excluded.
+
+use core::fmt::{self, Write};
+
+use super::arg::Arg;
+use super::command::{Place, Probe};
+use super::text::Bytes;
+
+/// Size of the record head of a kprobe event (`trace_entry` + `ip`).
+pub const KPROBE_HEAD: usize = 16;
+/// Size of the record head of a kretprobe event (`trace_entry` + `func` +
+/// `ret_ip`).
+pub const KRETPROBE_HEAD: usize = 24;
+
+/// The head size of a probe's records.
+pub fn head_size(is_return: bool) -> usize {
+    if is_return {
+        KRETPROBE_HEAD
+    } else {
+        KPROBE_HEAD
+    }
+}
+
+/// One field of the event, as given to `trace_define_field()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field<'a> {
+    /// C type (`u64`, `__data_loc char[]`, `u8[4]`, ...). An array type is
+    /// the element type and `count`.
+    pub ty: &'a str,
+    /// Array length, 0 for a scalar.
+    pub count: u32,
+    /// Name.
+    pub name: &'a [u8],
+    /// Offset from the start of the record (the `trace_entry` included).
+    pub offset: usize,
+    /// Size in bytes (all elements).
+    pub size: usize,
+    /// Signedness.
+    pub is_signed: bool,
+}
+
+impl fmt::Display for Field<'_> {
+    /// The `format` file line: `\tfield:TYPE NAME;\toffset:N;\tsize:N;\tsigned:N;`.
+    /// An array prints as `u8 name[]`: C registers the type as `u8[4]`
+    /// with no length, and `f_show()` moves the brackets after the name
+    /// without the count.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // f_show() (trace_events.c:1745-1770) keeps a `__data_loc` type
+        // whole: an array of strings is `__data_loc char[][3] name`.
+        let (suffix, brackets) = match (self.count, self.ty.starts_with("__data_loc")) {
+            (0, _) => (None, ""),
+            (n, true) => (Some(n), ""),
+            (_, false) => (None, "[]"),
+        };
+        write!(f, "\tfield:{}", self.ty)?;
+        if let Some(n) = suffix {
+            write!(f, "[{n}]")?;
+        }
+        write!(
+            f,
+            " {}{};\toffset:{};\tsize:{};\tsigned:{};",
+            Bytes(self.name),
+            brackets,
+            self.offset,
+            self.size,
+            u8::from(self.is_signed)
+        )
+    }
+}
+
+/// The fields a probe's event defines after the common ones, in order.
+pub fn fields<'a>(is_return: bool, args: &'a [Arg]) -> impl Iterator<Item = Field<'a>> + 'a {
+    let head: &[Field<'static>] = if is_return {
+        &[
+            Field {
+                ty: "unsigned long",
+                count: 0,
+                name: b"__probe_func",
+                offset: 8,
+                size: 8,
+                is_signed: false,
+            },
+            Field {
+                ty: "unsigned long",
+                count: 0,
+                name: b"__probe_ret_ip",
+                offset: 16,
+                size: 8,
+                is_signed: false,
+            },
+        ]
+    } else {
+        &[Field {
+            ty: "unsigned long",
+            count: 0,
+            name: b"__probe_ip",
+            offset: 8,
+            size: 8,
+            is_signed: false,
+        }]
+    };
+    let base = head_size(is_return);
+    head.iter().copied().chain(args.iter().map(move |a| {
+        let t = a.ty.get();
+        Field {
+            ty: t.fmttype,
+            count: a.count,
+            name: a.name.as_bytes(),
+            offset: base + a.offset as usize,
+            size: a.size(),
+            is_signed: t.is_signed,
+        }
+    }))
+}
+
+/// Writes the field lines of the `format` file (each with its newline).
+pub fn format_fields(w: &mut dyn Write, is_return: bool, args: &[Arg]) -> fmt::Result {
+    for f in fields(is_return, args) {
+        writeln!(w, "{f}")?;
+    }
+    Ok(())
+}
+
+/// Writes the `print fmt` value (what follows `print fmt: `).
+pub fn print_fmt(w: &mut dyn Write, is_return: bool, args: &[Arg]) -> fmt::Result {
+    w.write_str(if is_return {
+        "\"(%lx <- %lx)"
+    } else {
+        "\"(%lx)"
+    })?;
+    for a in args {
+        let t = a.ty.get();
+        write!(w, " {}=", Bytes(a.name.as_bytes()))?;
+        if a.count != 0 {
+            w.write_str("{")?;
+            for j in 0..a.count {
+                if j != 0 {
+                    w.write_str(",")?;
+                }
+                w.write_str(t.fmt)?;
+            }
+            w.write_str("}")?;
+        } else {
+            w.write_str(t.fmt)?;
+        }
+    }
+    w.write_str(if is_return {
+        "\", REC->__probe_func, REC->__probe_ret_ip"
+    } else {
+        "\", REC->__probe_ip"
+    })?;
+    for a in args {
+        let name = Bytes(a.name.as_bytes());
+        let string = a.ty.get().is_string;
+        if a.count != 0 {
+            for j in 0..a.count {
+                if string {
+                    write!(w, ", __get_str({name}[{j}])")?;
+                } else {
+                    write!(w, ", REC->{name}[{j}]")?;
+                }
+            }
+        } else if string {
+            write!(w, ", __get_str({name})")?;
+        } else {
+            write!(w, ", REC->{name}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the probe's line in `kprobe_events` (with its newline).
+/// `hashed` is what `%p` prints for an address probe's address.
+pub fn readback<A: super::command::ArgList>(
+    w: &mut dyn Write,
+    p: &Probe<A>,
+    hashed: u64,
+) -> fmt::Result {
+    w.write_char(if p.is_return { 'r' } else { 'p' })?;
+    if p.is_return && p.maxactive != 0 {
+        write!(w, "{}", p.maxactive)?;
+    }
+    write!(
+        w,
+        ":{}/{}",
+        Bytes(p.group.as_bytes()),
+        Bytes(p.event.as_bytes())
+    )?;
+    match p.place {
+        Place::Addr(_) => write!(w, " 0x{hashed:016x}")?,
+        Place::Symbol { offset: 0 } => write!(w, " {}", Bytes(p.symbol.as_bytes()))?,
+        Place::Symbol { offset } => write!(w, " {}+{offset}", Bytes(p.symbol.as_bytes()))?,
+    }
+    for a in p.args.as_slice() {
+        write!(
+            w,
+            " {}={}",
+            Bytes(a.name.as_bytes()),
+            Bytes(a.comm.as_bytes())
+        )?;
+    }
+    w.write_char('\n')
+}
