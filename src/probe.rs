@@ -12,6 +12,7 @@ pub mod fetch;
 pub mod format;
 pub mod insn;
 pub mod num;
+pub mod output;
 pub mod regs;
 pub mod text;
 pub mod types;

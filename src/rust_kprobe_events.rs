@@ -8,6 +8,8 @@
 
 use kernel::prelude::*;
 
+pub mod probe;
+
 module! {
     type: RustKprobeEvents,
     name: "rust_kprobe_events",

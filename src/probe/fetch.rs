@@ -88,13 +88,6 @@ impl Out<'_> {
         }
     }
 
-    fn get_u32(&self, at: usize) -> u32 {
-        self.buf
-            .get(at..at + 4)
-            .and_then(|b| b.try_into().ok())
-            .map_or(0, u32::from_ne_bytes)
-    }
-
     fn put_u32(&mut self, at: usize, v: u32) {
         self.put(at, &v.to_ne_bytes());
     }
@@ -167,17 +160,15 @@ fn insn(a: &Arg, i: usize) -> Insn {
     a.code.get(i).copied().unwrap_or(Insn::new(Op::End))
 }
 
-/// Copies a string into the dynamic area for the `__data_loc` at `dl`,
-/// within what is left of `maxlen`; returns the bytes stored.
+/// Copies a string to the free dynamic area and points the `__data_loc`
+/// at `dl` to it; `copy` gets the room left (at most [`MAX_STRING_SIZE`])
+/// and returns the bytes it stored, NUL included (0 on a fault).
 fn store_string(
     out: &mut Out<'_>,
     dl: usize,
     copy: impl FnOnce(&mut [u8]) -> Result<usize, Fault>,
-) -> usize {
-    let loc = out.get_u32(dl);
-    let start = out
-        .dyn_pos
-        .max((loc & 0xffff) as usize - out.head.min((loc & 0xffff) as usize));
+) {
+    let start = out.dyn_pos;
     let room = out.buf.len().saturating_sub(start).min(MAX_STRING_SIZE);
     let n = match out.buf.get_mut(start..start + room) {
         Some(dst) if room > 0 => copy(dst).unwrap_or(0).min(room),
@@ -185,7 +176,6 @@ fn store_string(
     };
     out.put_u32(dl, data_loc(n, out.head + start));
     out.dyn_pos = start + n;
-    n
 }
 
 /// Runs one argument's program into the field at `at`.
@@ -239,7 +229,6 @@ fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
     let mut lval = val;
     let mut dest = at;
     let mut i: u32 = 0;
-    let mut total_ok = true;
     loop {
         // Stage 2: dereference.
         loop {
@@ -262,7 +251,6 @@ fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
             let c = insn(a, pc);
             let addr = val.wrapping_add(c.offset as u64);
             let size = usize::from(c.size);
-            let mut consumed = 0;
             match c.op {
                 Op::StRaw => {
                     let bytes = val.to_ne_bytes();
@@ -282,7 +270,7 @@ fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
                 }
                 Op::StString | Op::StUString => {
                     let user = c.op == Op::StUString || addr < m.task_size();
-                    consumed = store_string(out, dest, |dst| {
+                    store_string(out, dest, |dst| {
                         if user {
                             m.strncpy_user(addr, dst)
                         } else {
@@ -291,7 +279,7 @@ fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
                     });
                 }
                 Op::StSymstr => {
-                    consumed = store_string(out, dest, |dst| {
+                    store_string(out, dest, |dst| {
                         let n = m.sprint_symbol(addr, dst);
                         match dst.get_mut(n) {
                             Some(z) => {
@@ -302,12 +290,9 @@ fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
                         }
                     });
                 }
-                _ => {
-                    total_ok = false;
-                }
-            }
-            if !total_ok {
-                return;
+                // Not a store (C's -EILSEQ): the rest of the field stays
+                // cleared.
+                _ => return,
             }
             pc += 1;
             // Stage 4: bitfield.
@@ -333,7 +318,6 @@ fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
                 continue;
             }
             // An array of strings: load the next pointer of the array.
-            let _ = consumed;
             dest += 4;
             val = lval.wrapping_add(8);
             pc = s3.saturating_sub(1);
@@ -362,3 +346,6 @@ fn apply_bitfield(out: &mut Out<'_>, at: usize, b: &Insn) {
     let rb = r.to_ne_bytes();
     out.put(at, &rb[..size.min(8)]);
 }
+
+#[cfg(test)]
+mod tests;

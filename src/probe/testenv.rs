@@ -109,3 +109,147 @@ pub fn error_at(line: &str) -> (ParseError, Option<usize>) {
 }
 
 use std::boxed::Box;
+
+/// A fake machine: registers, a stack, kernel and user memory regions,
+/// symbols. Every string read is counted.
+pub struct FakeMachine {
+    /// `pt_regs`, by byte offset / 8.
+    pub regs: [u64; 21],
+    /// Stack words from `sp` up.
+    pub stack: Vec<u64>,
+    /// Kernel memory: (address, bytes).
+    pub kmem: Vec<(u64, Vec<u8>)>,
+    /// User memory: (address, bytes).
+    pub umem: Vec<(u64, Vec<u8>)>,
+    /// `current->comm`.
+    pub comm: [u8; 16],
+    /// Symbols: (address, size, name).
+    pub syms: Vec<(u64, u64, &'static str)>,
+    /// String reads so far.
+    pub string_reads: core::cell::Cell<usize>,
+}
+
+/// `TASK_SIZE` of the fake machine (4-level paging).
+pub const TASK_SIZE: u64 = 0x7fff_ffff_f000;
+
+impl FakeMachine {
+    /// Registers all zero, nothing mapped, comm "busybox".
+    pub fn new() -> Self {
+        let mut comm = [0u8; 16];
+        comm[..7].copy_from_slice(b"busybox");
+        FakeMachine {
+            regs: [0; 21],
+            stack: Vec::new(),
+            kmem: Vec::new(),
+            umem: Vec::new(),
+            comm,
+            syms: Vec::new(),
+            string_reads: core::cell::Cell::new(0),
+        }
+    }
+
+    /// Sets a register by name.
+    pub fn set(&mut self, reg: &str, v: u64) {
+        let off = super::regs::offset_of(reg.as_bytes()).expect("register");
+        self.regs[off as usize / 8] = v;
+    }
+
+    fn find(mem: &[(u64, Vec<u8>)], addr: u64, len: usize) -> Option<&[u8]> {
+        mem.iter().find_map(|(base, bytes)| {
+            let start = addr.checked_sub(*base)? as usize;
+            bytes.get(start..start.checked_add(len)?)
+        })
+    }
+
+    fn strncpy(&self, mem: &[(u64, Vec<u8>)], addr: u64, dst: &mut [u8]) -> Result<usize, Fault> {
+        self.string_reads.set(self.string_reads.get() + 1);
+        if dst.is_empty() {
+            return Ok(0);
+        }
+        for i in 0..dst.len() {
+            let b = Self::find(mem, addr.wrapping_add(i as u64), 1).ok_or(Fault)?[0];
+            dst[i] = b;
+            if b == 0 {
+                return Ok(i + 1);
+            }
+        }
+        let n = dst.len();
+        dst[n - 1] = 0;
+        Ok(n)
+    }
+}
+
+use super::fetch::{Fault, Machine};
+
+impl Machine for FakeMachine {
+    fn reg(&self, offset: u32) -> u64 {
+        self.regs.get(offset as usize / 8).copied().unwrap_or(0)
+    }
+    fn stack_nth(&self, n: u32) -> u64 {
+        self.stack.get(n as usize).copied().unwrap_or(0)
+    }
+    fn stack_pointer(&self) -> u64 {
+        self.reg(152)
+    }
+    fn retval(&self) -> u64 {
+        self.reg(80)
+    }
+    fn task_size(&self) -> u64 {
+        TASK_SIZE
+    }
+    fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
+        let src = Self::find(&self.kmem, addr, dst.len()).ok_or(Fault)?;
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+    fn read_user(&self, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
+        let src = Self::find(&self.umem, addr, dst.len()).ok_or(Fault)?;
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+    fn strncpy_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<usize, Fault> {
+        self.strncpy(&self.kmem, addr, dst)
+    }
+    fn strncpy_user(&self, addr: u64, dst: &mut [u8]) -> Result<usize, Fault> {
+        match self.strncpy(&self.umem, addr, dst)? {
+            1 => Ok(0),
+            n => Ok(n),
+        }
+    }
+    fn comm(&self) -> [u8; 16] {
+        self.comm
+    }
+    fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
+        let mut s = std::string::String::new();
+        let _ = super::output::Symbols::with_offset(self, addr, &mut s);
+        if s.is_empty() {
+            s = std::format!("0x{addr:x}");
+        }
+        let n = s.len().min(dst.len());
+        dst[..n].copy_from_slice(&s.as_bytes()[..n]);
+        n
+    }
+}
+
+impl super::output::Symbols for FakeMachine {
+    fn with_offset(&self, addr: u64, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
+        match self
+            .syms
+            .iter()
+            .find(|(a, size, _)| addr >= *a && addr < a + size)
+        {
+            Some((a, size, name)) => write!(out, "{name}+0x{:x}/0x{size:x}", addr - a),
+            None => Ok(()),
+        }
+    }
+    fn name(&self, addr: u64, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
+        match self
+            .syms
+            .iter()
+            .find(|(a, size, _)| addr >= *a && addr < a + size)
+        {
+            Some((_, _, name)) => out.write_str(name),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! The interpreter on a fake machine: values, types, arrays, strings,
+//! faults, return probes, and the trace text they print as.
+
+use std::string::String;
+use std::vec;
+use std::vec::Vec;
+
+use super::super::format::head_size;
+use super::super::output::{print_event, Head};
+use super::super::testenv::{parse, FakeMachine};
+use super::store;
+
+const KSTR: u64 = 0xffff_8880_0000_1000;
+const KPTRS: u64 = 0xffff_8880_0000_2000;
+const USTR: u64 = 0x0000_5555_0000_0000;
+const FUNC: u64 = 0xffff_ffff_8130_0000;
+
+fn machine() -> FakeMachine {
+    let mut m = FakeMachine::new();
+    let mut k = Vec::new();
+    k.extend_from_slice(b"/etc/passwd\0test\0\0");
+    k.resize(0x40, 0xab);
+    m.kmem.push((KSTR, k));
+    let mut ptrs = Vec::new();
+    for p in [KSTR, KSTR + 12, 0xdead_0000_0000_0000u64] {
+        ptrs.extend_from_slice(&p.to_ne_bytes());
+    }
+    m.kmem.push((KPTRS, ptrs));
+    m.umem.push((USTR, b"/dev/null\0\0".to_vec()));
+    m.syms.push((FUNC, 0x1a0, "do_sys_openat2"));
+    m.syms.push((0xffff_ffff_8100_0000, 0x100, "vfs_read"));
+    m.syms.push((0xffff_ffff_8100_1000, 0x80, "ksys_read"));
+    m
+}
+
+/// Parses `spec`, runs it on `m` and returns the trace text for a hit at
+/// `ip` (a kprobe) or returning from `ip` to `ret_ip` (a kretprobe).
+fn hit(spec: &str, m: &FakeMachine, ip: u64, ret_ip: u64, edata: &[u8]) -> String {
+    let p = parse(spec).expect("parses").expect("a probe");
+    let mut buf = vec![0u8; 8192];
+    let n = store(&p.args, p.size, m, edata, head_size(p.is_return), &mut buf);
+    let head = if p.is_return {
+        Head::Kretprobe { func: ip, ret_ip }
+    } else {
+        Head::Kprobe { ip }
+    };
+    let mut s = String::new();
+    print_event(&mut s, p.event.as_bytes(), head, &p.args, &buf[..n], m).unwrap();
+    s
+}
+
+#[test]
+fn doc_example() {
+    let mut m = machine();
+    m.set("di", 0xffff_ff9c);
+    m.set("si", KSTR);
+    assert_eq!(
+        hit(
+            "p:myprobe do_sys_openat2 dfd=%di filename=+0(%si):string",
+            &m,
+            FUNC,
+            0,
+            &[]
+        ),
+        "myprobe: (do_sys_openat2+0x0/0x1a0) dfd=0xffffff9c filename=\"/etc/passwd\"\n"
+    );
+}
+
+#[test]
+fn return_probe_with_entry_args() {
+    let mut m = machine();
+    m.set("ax", 3);
+    // $arg2 then $arg1 saved at entry, in first-use order.
+    let mut edata = Vec::new();
+    edata.extend_from_slice(&7u64.to_ne_bytes());
+    edata.extend_from_slice(&KSTR.to_ne_bytes());
+    assert_eq!(
+        hit(
+            "r:myretprobe do_sys_openat2 $retval c=$arg2 f=+0($arg1):string",
+            &m,
+            FUNC,
+            0xffff_ffff_8100_1010,
+            &edata
+        ),
+        "myretprobe: (ksys_read+0x10/0x80 <- do_sys_openat2) arg1=0x3 c=0x7 f=\"/etc/passwd\"\n"
+    );
+}
+
+#[test]
+fn types_print_like_c() {
+    // kprobe_args_type.tc: the same stack word through every type.
+    let mut m = machine();
+    m.stack = vec![0xfedc_ba98_7654_3210];
+    let out = hit(
+        "p:t vfs_read a=$stack0:s8 b=$stack0:u8 c=$stack0:x8 d=$stack0:s16 e=$stack0:s32 f=$stack0:u64 g=$stack0:x64 h=$stack0:b4@4/32 i=$stack0:b16@48/64",
+        &m,
+        0xffff_ffff_8100_0004,
+        0,
+        &[],
+    );
+    assert_eq!(
+        out,
+        "t: (vfs_read+0x4/0x100) a=16 b=16 c=0x10 d=12816 e=1985229328 f=18364758544493064720 g=0xfedcba9876543210 h=1 i=65244\n"
+    );
+    m.stack = vec![0xffff_ffff_ffff_ff80];
+    let out = hit(
+        "p:t vfs_read a=$stack0:s8 b=$stack0:s64 c=$stack0:char",
+        &m,
+        0,
+        0,
+        &[],
+    );
+    assert_eq!(
+        out,
+        "t: (0) a=-128 b=-128 c='\u{80}'\n".replace('\u{80}', "\\x80")
+    );
+}
+
+#[test]
+fn arrays_and_chars() {
+    let mut m = machine();
+    m.set("di", KSTR + 12);
+    m.set("si", KPTRS);
+    let out = hit(
+        "p:t vfs_read a=+0(%di):char b=+0(%di):char[4] c=+0(%di):u8[2] d=+0(%si):string[3]",
+        &m,
+        0,
+        0,
+        &[],
+    );
+    assert_eq!(
+        out,
+        "t: (0) a='t' b={'t','e','s','t'} c={116,101} d={\"/etc/passwd\",\"test\",(fault)}\n"
+    );
+}
+
+#[test]
+fn faults_read_as_zero_or_fault() {
+    let mut m = machine();
+    m.set("di", 0xffff_dead_0000_0000);
+    let out = hit(
+        "p:t vfs_read a=+0(%di):u64 b=+0(%di):string c=+8(+0(%di)):u32 d=+0(%di):u8[3] e=%di",
+        &m,
+        0,
+        0,
+        &[],
+    );
+    assert_eq!(
+        out,
+        "t: (0) a=0 b=(fault) c=0 d={0,0,0} e=0xffffdead00000000\n"
+    );
+}
+
+#[test]
+fn comm_immediates_symbols() {
+    let mut m = machine();
+    m.set("di", FUNC + 0x10);
+    let out = hit(
+        r#"p:t vfs_read c=$comm i=\-1 j=\0x10:u8 s=\"hello" y=%di:symbol z=%di:symstr n=\1:symbol"#,
+        &m,
+        0,
+        0,
+        &[],
+    );
+    assert_eq!(
+        out,
+        "t: (0) c=\"busybox\" i=0xffffffffffffffff j=16 s=\"hello\" y=do_sys_openat2+0x10/0x1a0 z=\"do_sys_openat2+0x10/0x1a0\" n=0x1\n"
+    );
+}
+
+#[test]
+fn user_memory() {
+    let mut m = machine();
+    m.set("si", USTR);
+    m.set("di", KSTR);
+    // kprobe_args_user.tc: both forms read user memory; a kernel pointer
+    // read as user memory faults.
+    let out = hit(
+        "p:t do_sys_openat2 a=+0($arg2):ustring b=+u0($arg2):string c=+u0($arg1):string",
+        &m,
+        0,
+        0,
+        &[],
+    );
+    assert_eq!(out, "t: (0) a=\"/dev/null\" b=\"/dev/null\" c=(fault)\n");
+    // An empty user string records length 0: "(fault)", as in C.
+    m.set("si", USTR + 10);
+    let out = hit("p:t do_sys_openat2 a=+0($arg2):ustring", &m, 0, 0, &[]);
+    assert_eq!(out, "t: (0) a=(fault)\n");
+    // A kernel-type dereference below TASK_SIZE reads user memory too.
+    m.set("si", USTR);
+    let out = hit("p:t do_sys_openat2 a=+0(%si):string", &m, 0, 0, &[]);
+    assert_eq!(out, "t: (0) a=\"/dev/null\"\n");
+}
+
+#[test]
+fn arguments_past_six_come_from_the_stack() {
+    let mut m = machine();
+    m.set("r9", 6);
+    m.stack = vec![100, 7, 8];
+    let out = hit("p:t vfs_read a=$arg6 b=$arg7 c=$arg8", &m, 0, 0, &[]);
+    assert_eq!(out, "t: (0) a=0x6 b=0x7 c=0x8\n");
+}
+
+#[test]
+fn each_string_is_read_once() {
+    let mut m = machine();
+    m.set("si", KPTRS);
+    m.set("di", KSTR);
+    hit(
+        "p:t vfs_read a=+0(%di):string b=+0(%si):string[2]",
+        &m,
+        0,
+        0,
+        &[],
+    );
+    // C reads each string twice (measure, then copy): 6 reads.
+    assert_eq!(m.string_reads.get(), 3);
+}
+
+#[test]
+fn small_buffer_truncates_strings() {
+    let mut m = machine();
+    m.set("di", KSTR);
+    let p = parse("p:t vfs_read a=+0(%di):string b=+0(%di):string")
+        .unwrap()
+        .unwrap();
+    let mut buf = vec![0u8; p.size + 6];
+    let n = store(&p.args, p.size, &m, &[], 16, &mut buf);
+    assert_eq!(n, buf.len());
+    let mut s = String::new();
+    print_event(&mut s, b"t", Head::Kprobe { ip: 0 }, &p.args, &buf[..n], &m).unwrap();
+    assert_eq!(s, "t: (0) a=\"/etc/\" b=(fault)\n");
+}
