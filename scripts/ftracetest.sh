@@ -19,11 +19,14 @@ load=
 stage "ftracetest ${dirs[*]} on $variant"
 set +e
 bash "$ROOT/scripts/vm.sh" --timeout 1500 --log "$log" "$variant" -- \
-	"$load cd /selftests/ftrace && ./ftracetest -l /tmp/ftlog ${dirs[*]} | cat; true" >/dev/null
+	"$load cd /selftests/ftrace && ./ftracetest -l /tmp/ftlog ${dirs[*]} >/tmp/ft.out 2>&1; echo '=== ftracetest output'; cat /tmp/ft.out" >/dev/null
 vrc=$?
 set -e
 done_stage
 [ $vrc = 0 ] || { tail -30 "$log" >&2; die "the $variant VM failed (status $vrc); console in $log"; }
+# ftracetest's own output, printed after the run so that kernel messages on
+# the console do not cut its lines.
+sed -n '/^=== ftracetest output$/,$p' "$log" > "$res/ftracetest-$variant.out"
 python3 "$ROOT/scripts/ftresults.py" --ftrace-dir "$(readlink -f "$ROOT/build/tree")/tools/testing/selftests/ftrace" \
-	--log "$log" --expect "$ROOT/tests/ftracetest-$variant.expect" \
+	--log "$res/ftracetest-$variant.out" --expect "$ROOT/tests/ftracetest-$variant.expect" \
 	--out "$res/ftracetest-$variant.txt" "${dirs[@]}"

@@ -14,6 +14,7 @@ pub mod insn;
 pub mod num;
 pub mod output;
 pub mod regs;
+pub mod removal;
 pub mod text;
 pub mod types;
 
