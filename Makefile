@@ -7,11 +7,16 @@
 #   make check    every test: host, then the VMs; non-zero exit on any failure
 #   make kernel   build both kernel variants (test, ref)
 #   make deps     install the build dependencies
+#   make fuzz     run the fuzz target for FUZZ_SECONDS (default 300); new finds go to fuzz/corpus
+#   make bench    host benchmark of the probe language (see BENCHMARKS.md)
+#   make vectors  re-record tests/vectors/c-ref.txt from the C implementation (ref kernel)
 #   make clean    remove build/ and target/ (the cache under ~/.cache stays)
 
 VARIANT ?= test
 
-.PHONY: run shell check kernel deps host-test clean
+FUZZ_SECONDS ?= 300
+
+.PHONY: run shell check kernel deps host-test fuzz bench vectors clean
 
 run:
 	@bash scripts/run.sh
@@ -32,6 +37,16 @@ deps:
 
 host-test:
 	@cargo test --locked
+
+fuzz:
+	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+bench:
+	@cargo run --release --locked --example bench
+
+vectors:
+	@bash scripts/kernel.sh ref
+	@bash scripts/oracle.sh record
 
 clean:
 	rm -rf build target

@@ -30,6 +30,7 @@ bash "$ROOT/scripts/deps.sh" || { echo "check: 0 passed, 1 failed"; exit 1; }
 
 step "host: cargo test" cargo test --manifest-path "$ROOT/Cargo.toml" --locked
 step "host: rustfmt" cargo fmt --manifest-path "$ROOT/Cargo.toml" --check
+step "host: fuzz target builds" cargo check --quiet --manifest-path "$ROOT/fuzz/Cargo.toml" --locked
 step "host: no unsafe in src/" no_unsafe_in_src
 step "build: test kernel" bash "$ROOT/scripts/kernel.sh" test
 step "build: ref kernel" bash "$ROOT/scripts/kernel.sh" ref
@@ -41,6 +42,7 @@ if [ -e "$ROOT/build/test/bzImage" ]; then
 fi
 if [ -e "$ROOT/build/ref/bzImage" ]; then
 	step "vm ref: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" ref
+	step "vm ref: C answers still match tests/vectors/c-ref.txt" bash "$ROOT/scripts/oracle.sh" verify
 fi
 
 [ ${#failures[@]} = 0 ] || printf 'failed: %s\n' "${failures[@]}"

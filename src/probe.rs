@@ -18,8 +18,6 @@ pub mod removal;
 pub mod text;
 pub mod types;
 
-#[cfg(test)]
-pub mod testenv;
 
 #[cfg(test)]
 mod vectors;

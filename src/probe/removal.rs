@@ -160,7 +160,7 @@ pub fn check_append<'s, A: ArgList + 's>(
 mod tests {
     use super::*;
     use crate::probe::error::caret_position;
-    use crate::probe::testenv::parse;
+    use crate::fake::parse;
     use std::boxed::Box;
 
     fn removes(cmd: &str, spec: &str) -> Result<bool, i32> {

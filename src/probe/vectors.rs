@@ -16,7 +16,7 @@ use std::vec::Vec;
 use super::command::{self, registration_error, resolve_symbols, Line, Tokens};
 use super::error::{caret_position, errno};
 use super::format::{fields, print_fmt, readback};
-use super::testenv::FakeEnv;
+use crate::fake::FakeEnv;
 use super::text::Bytes;
 
 const C_REF: &str = include_str!("../../tests/vectors/c-ref.txt");

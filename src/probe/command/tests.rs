@@ -6,7 +6,7 @@
 
 use super::super::error::{errno, Code};
 use super::super::insn::Op;
-use super::super::testenv::{error_at, parse};
+use crate::fake::{error_at, parse};
 use super::Place;
 use std::format;
 use std::string::ToString;

@@ -9,7 +9,7 @@ use std::vec::Vec;
 
 use super::super::format::head_size;
 use super::super::output::{print_event, Head};
-use super::super::testenv::{parse, FakeMachine};
+use crate::fake::{parse, FakeMachine};
 use super::store;
 
 const KSTR: u64 = 0xffff_8880_0000_1000;

@@ -4,9 +4,9 @@
 
 use std::vec::Vec;
 
-use super::arg::Arg;
-use super::command::{self, ArgList, Env, Line, Probe, Tokens};
-use super::error::{caret_position, errno, ParseError};
+use crate::probe::arg::Arg;
+use crate::probe::command::{self, ArgList, Env, Line, Probe, Tokens};
+use crate::probe::error::{caret_position, errno, ParseError};
 
 /// Symbols and what the kernel would say about them.
 pub struct FakeEnv;
@@ -150,7 +150,7 @@ impl FakeMachine {
 
     /// Sets a register by name.
     pub fn set(&mut self, reg: &str, v: u64) {
-        let off = super::regs::offset_of(reg.as_bytes()).expect("register");
+        let off = crate::probe::regs::offset_of(reg.as_bytes()).expect("register");
         self.regs[off as usize / 8] = v;
     }
 
@@ -179,7 +179,7 @@ impl FakeMachine {
     }
 }
 
-use super::fetch::{Fault, Machine};
+use crate::probe::fetch::{Fault, Machine};
 
 impl Machine for FakeMachine {
     fn reg(&self, offset: u32) -> u64 {
@@ -221,7 +221,7 @@ impl Machine for FakeMachine {
     }
     fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
         let mut s = std::string::String::new();
-        let _ = super::output::Symbols::with_offset(self, addr, &mut s);
+        let _ = crate::probe::output::Symbols::with_offset(self, addr, &mut s);
         if s.is_empty() {
             s = std::format!("0x{addr:x}");
         }
@@ -231,7 +231,7 @@ impl Machine for FakeMachine {
     }
 }
 
-impl super::output::Symbols for FakeMachine {
+impl crate::probe::output::Symbols for FakeMachine {
     fn with_offset(&self, addr: u64, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
         match self
             .syms
