@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use rkpe_probe::fake::{FakeEnv, FakeMachine};
-use rkpe_probe::probe::command::{self, Line, Tokens};
+use rkpe_probe::probe::command::{self, Tokens};
 use rkpe_probe::probe::fetch::store;
 use rkpe_probe::probe::format::head_size;
 
@@ -41,7 +41,12 @@ fn main() {
     ] {
         let ns = median_ns(
             || {
-                let r = command::parse(black_box(spec.as_bytes()), &mut tokens, &FakeEnv, Vec::new());
+                let r = command::parse(
+                    black_box(spec.as_bytes()),
+                    &mut tokens,
+                    &FakeEnv,
+                    Vec::new(),
+                );
                 black_box(r.is_ok());
             },
             20_000,
@@ -73,9 +78,12 @@ fn main() {
         ("string, 130 bytes", "p vfs_read a=+0(%si):string"),
         ("u8[16] array", "p vfs_read a=+0(%si):u8[16]"),
         ("bitfield", "p vfs_read a=$stack0:b4@4/32"),
-        ("4 arguments (reg, reg, stack, comm)", "p vfs_read a=%di b=%si c=$stack0 d=$comm"),
+        (
+            "4 arguments (reg, reg, stack, comm)",
+            "p vfs_read a=%di b=%si c=$stack0 d=$comm",
+        ),
     ] {
-        let Ok(Line::Probe(p)) = command::parse(spec.as_bytes(), &mut tokens, &FakeEnv, Vec::new()) else {
+        let Ok(Some(p)) = command::parse(spec.as_bytes(), &mut tokens, &FakeEnv, Vec::new()) else {
             panic!("{spec}");
         };
         let head = head_size(p.is_return);

@@ -5,7 +5,7 @@
 use std::vec::Vec;
 
 use crate::probe::arg::Arg;
-use crate::probe::command::{self, ArgList, Env, Line, Probe, Tokens};
+use crate::probe::command::{self, ArgList, Env, Probe, Tokens};
 use crate::probe::error::{caret_position, errno, ParseError};
 
 /// Symbols and what the kernel would say about them.
@@ -88,8 +88,8 @@ impl ArgList for Vec<Arg> {
 pub fn parse(line: &str) -> Result<Option<Probe<Vec<Arg>>>, ParseError> {
     let mut tokens = Box::new(Tokens::new());
     match command::parse(line.as_bytes(), &mut tokens, &FakeEnv, Vec::new())? {
-        Line::Empty => Ok(None),
-        Line::Probe(p) => Ok(Some(p)),
+        None => Ok(None),
+        Some(p) => Ok(Some(p)),
     }
 }
 

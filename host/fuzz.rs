@@ -13,7 +13,7 @@ use std::vec;
 use std::vec::Vec;
 
 use crate::fake::{FakeEnv, FakeMachine};
-use crate::probe::command::{self, Line, Tokens};
+use crate::probe::command::{self, Tokens};
 use crate::probe::error::caret_position;
 use crate::probe::fetch::store;
 use crate::probe::format::{fields, head_size, print_fmt, readback};
@@ -44,8 +44,8 @@ pub fn run(data: &[u8]) {
                     assert!(pos <= len + 64, "caret {pos} far past a command of {len}");
                 }
             }
-            Ok(Line::Empty) => {}
-            Ok(Line::Probe(p)) => {
+            Ok(None) => {}
+            Ok(Some(p)) => {
                 assert!(p.args.len() <= 128);
                 assert!(p.size <= 3072);
                 let head = head_size(p.is_return);
@@ -61,7 +61,10 @@ pub fn run(data: &[u8]) {
                         }
                         let loc = u32::from_ne_bytes(buf[at..at + 4].try_into().unwrap());
                         let (len, off) = ((loc >> 16) as usize, (loc & 0xffff) as usize);
-                        assert!(len == 0 || (off >= head && off - head + len <= n), "data_loc {loc:#x} outside {n}");
+                        assert!(
+                            len == 0 || (off >= head && off - head + len <= n),
+                            "data_loc {loc:#x} outside {n}"
+                        );
                     }
                 }
                 let mut s = String::new();
@@ -73,7 +76,10 @@ pub fn run(data: &[u8]) {
                 print_event(&mut s, p.event.as_bytes(), h, &p.args, &buf[..n], &m).unwrap();
                 readback(&mut s, &p, 0).unwrap();
                 print_fmt(&mut s, p.is_return, &p.args).unwrap();
-                assert_eq!(fields(p.is_return, &p.args).count(), p.args.len() + 1 + usize::from(p.is_return));
+                assert_eq!(
+                    fields(p.is_return, &p.args).count(),
+                    p.args.len() + 1 + usize::from(p.is_return)
+                );
             }
         }
     }

@@ -34,6 +34,7 @@ step "host: fuzz target builds" cargo check --quiet --manifest-path "$ROOT/fuzz/
 step "host: no unsafe in src/" no_unsafe_in_src
 step "build: test kernel" bash "$ROOT/scripts/kernel.sh" test
 step "build: ref kernel" bash "$ROOT/scripts/kernel.sh" ref
+step "build: module clippy-clean" bash "$ROOT/scripts/clippy.sh"
 if [ -e "$ROOT/build/test/bzImage" ]; then
 	step "vm test: module load/unload, KUnit doctests" \
 		bash "$ROOT/scripts/vm.sh" --timeout 300 --log "$ROOT/build/results/module_load-test.log" test -- \

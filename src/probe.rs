@@ -18,6 +18,5 @@ pub mod removal;
 pub mod text;
 pub mod types;
 
-
 #[cfg(test)]
 mod vectors;

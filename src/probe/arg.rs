@@ -90,11 +90,13 @@ pub struct Flags {
 }
 
 impl Flags {
-    fn is_function_entry(self) -> bool {
+    /// `tparg_is_function_entry()`.
+    pub fn is_function_entry(self) -> bool {
         self.fentry && !self.ret
     }
 
-    fn is_function_return(self) -> bool {
+    /// `tparg_is_function_return()`.
+    pub fn is_function_return(self) -> bool {
         self.ret && !self.fentry
     }
 }

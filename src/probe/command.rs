@@ -209,32 +209,25 @@ pub struct Probe<A> {
     pub size: usize,
 }
 
-/// Result of parsing a line.
-pub enum Line<A> {
-    /// Blank line (or only a comment, stripped by the caller): nothing to do.
-    Empty,
-    /// A probe to register.
-    Probe(Probe<A>),
-}
-
 type PResult<T> = core::result::Result<T, ParseError>;
 
 /// A line that is not a kprobe command (`-ECANCELED`, never logged).
 const CANCELED: ParseError = ParseError::silent(errno::ECANCELED);
 
-/// Parses a probe definition. `tokens` receives the line's tokens (as C
-/// has them when it logs an error); `args` receives the arguments.
+/// Parses a probe definition: `None` for a blank line (nothing to do), else
+/// the probe to register. `tokens` receives the line's tokens (as C has
+/// them when it logs an error); `args` receives the arguments.
 pub fn parse<A: ArgList>(
     line: &[u8],
     tokens: &mut Tokens,
     env: &dyn Env,
     args: A,
-) -> PResult<Line<A>> {
+) -> PResult<Option<Probe<A>>> {
     tokens
         .split(line)
-        .map_err(|_| ParseError::silent(errno::E2BIG))?;
+        .map_err(|()| ParseError::silent(errno::E2BIG))?;
     if tokens.is_empty() {
-        return Ok(Line::Empty);
+        return Ok(None);
     }
     let head = tokens.get(line, 0);
     let is_return = match head.first() {
@@ -360,9 +353,9 @@ pub fn parse<A: ArgList>(
         probe
             .args
             .push(a)
-            .map_err(|_| ParseError::silent(errno::ENOMEM))?;
+            .map_err(|()| ParseError::silent(errno::ENOMEM))?;
     }
-    Ok(Line::Probe(probe))
+    Ok(Some(probe))
 }
 
 /// `traceprobe_parse_event_name()` (trace_probe.c:251-297): `text` is
@@ -446,7 +439,7 @@ fn scan_var_args(line: &[u8], tokens: &Tokens, nargs: usize, flags: Flags) -> PR
             continue;
         }
         last = Some(i + 2);
-        if !(flags.fentry && !flags.ret) && !(flags.ret && !flags.fentry) {
+        if !flags.is_function_entry() && !flags.is_function_return() {
             return Err(ParseError::inval(Code::NofentryArgs, i + 2, 0));
         }
         match t.get(4) {
@@ -511,7 +504,7 @@ fn expand_dentry_args(line: &[u8], tokens: &mut Tokens, env: &dyn Env) -> PResul
         copy[..len].copy_from_slice(out.as_bytes());
         tokens
             .rewrite(i, &copy[..len])
-            .map_err(|_| ParseError::silent(errno::ENOMEM))?;
+            .map_err(|()| ParseError::silent(errno::ENOMEM))?;
     }
     Ok(())
 }

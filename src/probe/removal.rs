@@ -32,7 +32,7 @@ impl<'a> Removal<'a> {
     /// receives the tokens, for [`Removal::matches`]. `Err(EINVAL)` for a
     /// malformed command.
     pub fn parse(line: &'a [u8], tokens: &mut Tokens) -> Result<Removal<'a>, i32> {
-        tokens.split(line).map_err(|_| errno::E2BIG)?;
+        tokens.split(line).map_err(|()| errno::E2BIG)?;
         let t0 = tokens.get(line, 0);
         let event = match t0 {
             [b'-', b':', rest @ ..] => rest,
@@ -59,7 +59,13 @@ impl<'a> Removal<'a> {
     /// group unless one was given), and if the command goes on, the same
     /// place and the same leading `NAME=ARG`s. `hashed` is what `%p` prints
     /// for an address probe's address.
-    pub fn matches<A: ArgList>(&self, line: &[u8], tokens: &Tokens, p: &Probe<A>, hashed: u64) -> bool {
+    pub fn matches<A: ArgList>(
+        &self,
+        line: &[u8],
+        tokens: &Tokens,
+        p: &Probe<A>,
+        hashed: u64,
+    ) -> bool {
         if !self.event.is_empty() && self.event != p.event.as_bytes() {
             return false;
         }
@@ -95,7 +101,10 @@ fn match_args<'a>(args: &[Arg], given: impl Iterator<Item = &'a [u8]>) -> bool {
             return false;
         };
         let name = a.name.as_bytes();
-        if !g.starts_with(name) || g.get(name.len()) != Some(&b'=') || &g[name.len() + 1..] != a.comm.as_bytes() {
+        if !g.starts_with(name)
+            || g.get(name.len()) != Some(&b'=')
+            || &g[name.len() + 1..] != a.comm.as_bytes()
+        {
             return false;
         }
         n += 1;
@@ -112,7 +121,9 @@ pub fn compare_arg_type(a: &[Arg], b: &[Arg]) -> usize {
     }
     a.iter()
         .zip(b)
-        .position(|(x, y)| x.ty != y.ty || x.count != y.count || x.name.as_bytes() != y.name.as_bytes())
+        .position(|(x, y)| {
+            x.ty != y.ty || x.count != y.count || x.name.as_bytes() != y.name.as_bytes()
+        })
         .map_or(0, |i| i + 1)
 }
 
@@ -140,7 +151,12 @@ pub fn check_append<'s, A: ArgList + 's>(
     let diff = compare_arg_type(new.args.as_slice(), first.args.as_slice());
     if diff != 0 {
         // Arguments start at token 2.
-        return Err(ParseError::logged(errno::EEXIST, Code::DiffArgType, diff + 1, 0));
+        return Err(ParseError::logged(
+            errno::EEXIST,
+            Code::DiffArgType,
+            diff + 1,
+            0,
+        ));
     }
     let same = siblings.any(|s| {
         place_key(s) == place_key(new)
@@ -159,8 +175,8 @@ pub fn check_append<'s, A: ArgList + 's>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::error::caret_position;
     use crate::fake::parse;
+    use crate::probe::error::caret_position;
     use std::boxed::Box;
 
     fn removes(cmd: &str, spec: &str) -> Result<bool, i32> {
@@ -181,13 +197,22 @@ mod tests {
         assert_eq!(removes("-:testevent kernel_clone", spec), Ok(true));
         assert_eq!(removes("-:testevent vfs_read", spec), Ok(false));
         assert_eq!(removes("-:testevent kernel_clone a=%ax", spec), Ok(true));
-        assert_eq!(removes("-:testevent kernel_clone a=%ax b=+0(%di):u8", spec), Ok(true));
+        assert_eq!(
+            removes("-:testevent kernel_clone a=%ax b=+0(%di):u8", spec),
+            Ok(true)
+        );
         assert_eq!(removes("-:testevent kernel_clone a=%bx", spec), Ok(false));
-        assert_eq!(removes("-:testevent kernel_clone a=%ax b=+0(%di):u8 c=1", spec), Ok(false));
+        assert_eq!(
+            removes("-:testevent kernel_clone a=%ax b=+0(%di):u8 c=1", spec),
+            Ok(false)
+        );
         assert_eq!(removes("!p:testevent", spec), Ok(true));
         assert_eq!(removes("-:testevent kernel_clone+0", spec), Ok(false));
         assert_eq!(removes("-:x vfs_read+8", "p:x vfs_read+8"), Ok(true));
-        assert_eq!(removes("-:x 0x0000000000001234", "p:x 0xffff0000"), Ok(true));
+        assert_eq!(
+            removes("-:x 0x0000000000001234", "p:x 0xffff0000"),
+            Ok(true)
+        );
         assert_eq!(removes("-:", spec), Err(errno::EINVAL));
         assert_eq!(removes("-testevent", spec), Err(errno::EINVAL));
         assert_eq!(removes("!p", spec), Err(errno::EINVAL));
@@ -209,23 +234,50 @@ mod tests {
     fn multiprobe_checks() {
         // kprobe_syntax_errors.tc, multiprobe part.
         let ev = "p:kprobes/testevent kernel_clone";
-        assert_eq!(append(&[ev], "r:kprobes/testevent do_exit"), Err((Code::DiffProbeType, 0)));
+        assert_eq!(
+            append(&[ev], "r:kprobes/testevent do_exit"),
+            Err((Code::DiffProbeType, 0))
+        );
         let ev = "p:kprobes/testevent kernel_clone abcd=\\1";
         let at = "p:kprobes/testevent kernel_clone ".len();
-        assert_eq!(append(&[ev], "p:kprobes/testevent kernel_clone bcd=\\1"), Err((Code::DiffArgType, at)));
-        assert_eq!(append(&[ev], "p:kprobes/testevent kernel_clone abcd=\\1:u8"), Err((Code::DiffArgType, at)));
-        assert_eq!(append(&[ev], "p:kprobes/testevent kernel_clone abcd=\\\"foo\""), Err((Code::DiffArgType, at)));
+        assert_eq!(
+            append(&[ev], "p:kprobes/testevent kernel_clone bcd=\\1"),
+            Err((Code::DiffArgType, at))
+        );
+        assert_eq!(
+            append(&[ev], "p:kprobes/testevent kernel_clone abcd=\\1:u8"),
+            Err((Code::DiffArgType, at))
+        );
+        assert_eq!(
+            append(&[ev], "p:kprobes/testevent kernel_clone abcd=\\\"foo\""),
+            Err((Code::DiffArgType, at))
+        );
         assert_eq!(append(&[ev], ev), Err((Code::SameProbe, 0)));
         // kprobe_multiprobe.tc: same layout, other places.
-        assert_eq!(append(&[ev], "p:kprobes/testevent vfs_read abcd=\\1"), Ok(()));
-        assert_eq!(append(&[ev], "p:kprobes/testevent kernel_clone abcd=\\2"), Ok(()));
+        assert_eq!(
+            append(&[ev], "p:kprobes/testevent vfs_read abcd=\\1"),
+            Ok(())
+        );
+        assert_eq!(
+            append(&[ev], "p:kprobes/testevent kernel_clone abcd=\\2"),
+            Ok(())
+        );
         // More or fewer arguments: the first missing one.
         // No token at that index: the caret goes past the end.
         let short = "p:kprobes/testevent vfs_read";
-        assert_eq!(append(&[ev], short), Err((Code::DiffArgType, short.len() + 1)));
+        assert_eq!(
+            append(&[ev], short),
+            Err((Code::DiffArgType, short.len() + 1))
+        );
         let long = "p:kprobes/testevent vfs_read abcd=\\1 e=\\2";
-        assert_eq!(append(&[ev], long), Err((Code::DiffArgType, long.len() - 4)));
+        assert_eq!(
+            append(&[ev], long),
+            Err((Code::DiffArgType, long.len() - 4))
+        );
         // Two address probes compare as "unknown"+0: the same probe.
-        assert_eq!(append(&["p:e 0x1000"], "p:e 0x2000"), Err((Code::SameProbe, 0)));
+        assert_eq!(
+            append(&["p:e 0x1000"], "p:e 0x2000"),
+            Err((Code::SameProbe, 0))
+        );
     }
 }

@@ -87,13 +87,22 @@ pub struct Bytes<'a>(pub &'a [u8]);
 
 impl fmt::Display for Bytes<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for chunk in self.0.utf8_chunks() {
-            f.write_str(chunk.valid())?;
-            for b in chunk.invalid() {
-                write!(f, "\\x{b:02x}")?;
+        let mut rest = self.0;
+        loop {
+            match core::str::from_utf8(rest) {
+                Ok(s) => return f.write_str(s),
+                Err(e) => {
+                    let (valid, bad) = rest.split_at(e.valid_up_to());
+                    // `valid` is UTF-8: it ends at `valid_up_to()`.
+                    f.write_str(core::str::from_utf8(valid).unwrap_or(""))?;
+                    let n = e.error_len().unwrap_or(bad.len()).max(1).min(bad.len());
+                    for b in &bad[..n] {
+                        write!(f, "\\x{b:02x}")?;
+                    }
+                    rest = &bad[n..];
+                }
             }
         }
-        Ok(())
     }
 }
 

@@ -13,11 +13,11 @@ use std::format;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
-use super::command::{self, registration_error, resolve_symbols, Line, Tokens};
+use super::command::{self, registration_error, resolve_symbols, Tokens};
 use super::error::{caret_position, errno};
 use super::format::{fields, print_fmt, readback};
-use crate::fake::FakeEnv;
 use super::text::Bytes;
+use crate::fake::FakeEnv;
 
 const C_REF: &str = include_str!("../../tests/vectors/c-ref.txt");
 
@@ -52,7 +52,7 @@ fn answer(spec: &str) -> String {
     // Registration (trace_kprobe.c:1055-1064): @SYM resolution, then
     // register_kprobe(), whose instruction-boundary check the fake models
     // for one known case.
-    if let Ok(Line::Probe(p)) = &mut result {
+    if let Ok(Some(p)) = &mut result {
         let mut reg = resolve_symbols(&mut p.args, &lookup);
         if reg.is_ok()
             && p.symbol.as_bytes() == b"vfs_read"
@@ -73,8 +73,8 @@ fn answer(spec: &str) -> String {
                 out += &format!("caret: {}\n", caret_position(tokens.iter(line), caret));
             }
         }
-        Ok(Line::Empty) => out += "write: ok\n",
-        Ok(Line::Probe(mut p)) => {
+        Ok(None) => out += "write: ok\n",
+        Ok(Some(mut p)) => {
             out += "write: ok\n";
             // register_kretprobe() fills in the default maxactive, which
             // the read-back then shows: max(10, 2 * possible CPUs). A probe

@@ -6,8 +6,8 @@
 
 use super::super::error::{errno, Code};
 use super::super::insn::Op;
-use crate::fake::{error_at, parse};
 use super::Place;
+use crate::fake::{error_at, parse};
 use std::format;
 use std::string::ToString;
 

@@ -9,8 +9,8 @@ use std::vec::Vec;
 
 use super::super::format::head_size;
 use super::super::output::{print_event, Head};
-use crate::fake::{parse, FakeMachine};
 use super::store;
+use crate::fake::{parse, FakeMachine};
 
 const KSTR: u64 = 0xffff_8880_0000_1000;
 const KPTRS: u64 = 0xffff_8880_0000_2000;
