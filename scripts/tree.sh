@@ -28,8 +28,10 @@ fi
 key=$( {
 	echo "$pkgver"
 	cd "$ROOT"
-	find Kconfig src rust patches -type f -print0 2>/dev/null \
-		| sort -z | xargs -0 sha256sum
+	# rust/ and patches/ may be absent in a clone (git keeps no empty dirs).
+	dirs=()
+	for d in Kconfig src rust patches; do [ -e "$d" ] && dirs+=("$d"); done
+	find "${dirs[@]}" -type f -print0 | sort -z | xargs -0 sha256sum
 } | sha256sum | cut -d' ' -f1)
 
 if [ "$(cat "$tree/.key" 2>/dev/null)" != "$key" ]; then
