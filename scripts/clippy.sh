@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Rebuild the module with the kernel's lint set plus clippy (`CLIPPY=1`) on
-# the test tree and fail on any warning. Run after scripts/kernel.sh test.
+# Rebuild the kernel crate (with our rust/ additions) and the module with the
+# kernel's lint set plus clippy (`CLIPPY=1`) on the test tree, and fail on any
+# warning. Run after scripts/kernel.sh test.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tree=$(readlink -f "$ROOT/build/tree")
 out=$CACHE/out-test
 exec 9>"$CACHE/lock"
 flock 9
-touch "$tree/kernel/trace/rust_kprobe_events/rust_kprobe_events.rs"
+touch "$tree/kernel/trace/rust_kprobe_events/rust_kprobe_events.rs" "$tree/rust/kernel/lib.rs"
 log=$(mktemp)
-make -s -C "$tree" O="$out" LLVM=1 CLIPPY=1 -j"$(nproc)" kernel/trace/rust_kprobe_events/ >"$log" 2>&1 || { cat "$log"; exit 1; }
+make -s -C "$tree" O="$out" LLVM=1 CLIPPY=1 -j"$(nproc)" rust/ kernel/trace/rust_kprobe_events/ >"$log" 2>&1 || { cat "$log"; exit 1; }
 if grep -E '^(warning|error)' "$log"; then
 	cat "$log"
-	echo "clippy: the module has warnings"
+	echo "clippy: warnings in the kernel crate or the module"
 	exit 1
 fi
-echo "clippy: module builds without warnings"
+# Leave the objects as a plain build makes them.
+make -s -C "$tree" O="$out" LLVM=1 -j"$(nproc)" rust/ kernel/trace/rust_kprobe_events/ >/dev/null 2>&1
+echo "clippy: kernel crate and module build without warnings"

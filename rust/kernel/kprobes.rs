@@ -182,7 +182,11 @@ impl<T: Handler> Registration<T> {
     /// a blacklisted or otherwise unprobeable place, `ENOMEM`.
     pub fn new(place: Place<'_>, disabled: bool, handler: T) -> Result<impl PinInit<Self, Error>> {
         let (symbol, offset, addr) = match place {
-            Place::Symbol(name, offset) => (Some(CString::try_from_fmt(crate::fmt!("{name}"))?), offset, 0),
+            Place::Symbol(name, offset) => (
+                Some(CString::try_from_fmt(crate::fmt!("{name}"))?),
+                offset,
+                0,
+            ),
             Place::Address(addr) => (None, 0, addr),
         };
         // The string's buffer does not move with the `CString`.
@@ -276,7 +280,9 @@ unsafe extern "C" fn pre_handler_callback<T: Handler>(
 ) -> core::ffi::c_int {
     // SAFETY: `p` is the `kp` field of a `Registration<T>` (this callback is
     // only installed there), `Opaque<kprobe>` has the layout of `kprobe`.
-    let reg = unsafe { &*crate::container_of!(p.cast::<Opaque<bindings::kprobe>>(), Registration<T>, kp) };
+    let reg = unsafe {
+        &*crate::container_of!(p.cast::<Opaque<bindings::kprobe>>(), Registration<T>, kp)
+    };
     // SAFETY: the kprobe core passes the registers of the hit.
     let regs = unsafe { PtRegs::from_raw(regs) };
     reg.handler.pre_handler(regs);
