@@ -22,7 +22,11 @@ use crate::{
     str::{CStr, CString},
     types::Opaque,
 };
-use core::ptr;
+use core::{
+    cell::UnsafeCell,
+    ptr,
+    sync::atomic::{AtomicBool, Ordering},
+};
 
 /// The registers of the interrupted context (`struct pt_regs`).
 ///
@@ -73,6 +77,22 @@ impl PtRegs {
     pub fn sp(&self) -> usize {
         // SAFETY: by the type invariant the registers are valid for reads.
         unsafe { (*self.as_raw()).sp }
+    }
+
+    /// Word `n` of the kernel stack (`regs_get_kernel_stack_nth()`): 0 if
+    /// it is not on the stack the registers point into.
+    pub fn stack_nth(&self, n: u32) -> usize {
+        let sp = self.sp();
+        let addr = sp.wrapping_add(n as usize * 8);
+        let mask = !(bindings::THREAD_SIZE as usize - 1);
+        if addr & mask != sp & mask {
+            return 0;
+        }
+        let mut w = [0u8; 8];
+        match crate::kallsyms::read_kernel(addr, &mut w) {
+            Ok(()) => usize::from_ne_bytes(w),
+            Err(_) => 0,
+        }
     }
 
     /// The return value (`regs_return_value()`).
@@ -287,4 +307,255 @@ unsafe extern "C" fn pre_handler_callback<T: Handler>(
     let regs = unsafe { PtRegs::from_raw(regs) };
     reg.handler.pre_handler(regs);
     0
+}
+
+/// What a kretprobe does at function entry and at return.
+pub trait RetHandler: Sync {
+    /// Called at function entry with the instance's `data`
+    /// ([`RetRegistration::new`]'s `data_size` bytes). Atomic context.
+    fn entry(&self, _regs: &PtRegs, _data: &mut [u8]) {}
+
+    /// Called when the function returns to `ret_ip`, with the data
+    /// [`RetHandler::entry`] filled in. Atomic context.
+    fn ret(&self, regs: &PtRegs, ret_ip: usize, data: &[u8]);
+}
+
+/// A registered kretprobe (a return probe).
+///
+/// # Invariants
+///
+/// `rp` is registered with the kprobe core from the end of initialisation
+/// until drop, with the callbacks of this type for `T`; `symbol` lives as
+/// long.
+#[pin_data(PinnedDrop)]
+pub struct RetRegistration<T: RetHandler> {
+    handler: T,
+    symbol: Option<CString>,
+    #[pin]
+    rp: Opaque<bindings::kretprobe>,
+}
+
+// SAFETY: as for `Registration`.
+unsafe impl<T: RetHandler> Sync for RetRegistration<T> {}
+// SAFETY: as for `Registration`.
+unsafe impl<T: RetHandler + Send> Send for RetRegistration<T> {}
+
+impl<T: RetHandler> RetRegistration<T> {
+    /// Places a return probe on the function at `place` with `maxactive`
+    /// preallocated instances (0: the kprobe core's default) and
+    /// `data_size` bytes of per-instance data; registered disabled when
+    /// `disabled`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Registration::new`]; `EINVAL` also when `place` is not a
+    /// function entry.
+    pub fn new(
+        place: Place<'_>,
+        maxactive: u32,
+        data_size: usize,
+        disabled: bool,
+        handler: T,
+    ) -> Result<impl PinInit<Self, Error>> {
+        let (symbol, offset, addr) = match place {
+            Place::Symbol(name, offset) => (
+                Some(CString::try_from_fmt(crate::fmt!("{name}"))?),
+                offset,
+                0,
+            ),
+            Place::Address(addr) => (None, 0, addr),
+        };
+        let name = symbol.as_ref().map_or(ptr::null(), |s| s.as_char_ptr());
+        let init = move |slot: *mut Opaque<bindings::kretprobe>| {
+            let rp = Opaque::raw_get(slot);
+            // SAFETY: `slot` is valid for writes; all-zero is the C initial
+            // state of a `struct kretprobe`.
+            unsafe {
+                ptr::write_bytes(rp, 0, 1);
+                (*rp).kp.symbol_name = name;
+                (*rp).kp.offset = offset;
+                (*rp).kp.addr = addr as *mut bindings::kprobe_opcode_t;
+                if disabled {
+                    (*rp).kp.flags = bindings::KPROBE_FLAG_DISABLED;
+                }
+                (*rp).handler = Some(ret_handler_callback::<T>);
+                (*rp).entry_handler = Some(entry_handler_callback::<T>);
+                (*rp).maxactive = maxactive as _;
+                (*rp).data_size = data_size;
+            }
+            // SAFETY: initialised above; pinned until drop unregisters it.
+            to_result(unsafe { bindings::register_kretprobe(rp) })
+        };
+        Ok(try_pin_init!(Self {
+            // Initialised before `rp` registers: the callbacks read it.
+            handler,
+            symbol,
+            // SAFETY: `init` initialises the slot or fails leaving nothing
+            // registered.
+            rp <- unsafe { init::pin_init_from_closure(init) },
+        }))
+    }
+
+    /// The handler.
+    pub fn handler(&self) -> &T {
+        &self.handler
+    }
+
+    /// The probed function's address.
+    pub fn address(&self) -> usize {
+        // SAFETY: by the type invariant `rp` is registered.
+        unsafe { (*self.rp.get()).kp.addr as usize }
+    }
+
+    /// The instances the kprobe core preallocated (`maxactive` after
+    /// registration fills in its default).
+    pub fn maxactive(&self) -> u32 {
+        // SAFETY: by the type invariant `rp` is registered.
+        unsafe { (*self.rp.get()).maxactive as u32 }
+    }
+
+    /// Missed hits: of the entry kprobe plus those for lack of an instance.
+    pub fn nmissed(&self) -> usize {
+        // SAFETY: `rp` is valid; the counters change concurrently.
+        unsafe {
+            let rp = self.rp.get();
+            ptr::addr_of!((*rp).kp.nmissed).read_volatile() + ptr::addr_of!((*rp).nmissed).read_volatile() as usize
+        }
+    }
+
+    /// Arms a probe registered disabled.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` if the probe is gone.
+    pub fn enable(&self) -> Result {
+        // SAFETY: by the type invariant `rp` is registered.
+        to_result(unsafe { bindings::enable_kprobe(ptr::addr_of_mut!((*self.rp.get()).kp)) })
+    }
+
+    /// Disarms the probe.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` if the probe is gone.
+    pub fn disable(&self) -> Result {
+        // SAFETY: by the type invariant `rp` is registered.
+        to_result(unsafe { bindings::disable_kprobe(ptr::addr_of_mut!((*self.rp.get()).kp)) })
+    }
+}
+
+#[pinned_drop]
+impl<T: RetHandler> PinnedDrop for RetRegistration<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: by the type invariant `rp` is registered; no callback runs
+        // after this returns.
+        unsafe { bindings::unregister_kretprobe(self.rp.get()) };
+    }
+}
+
+/// # Safety
+///
+/// `ri` must be an instance of the `rp` of a live `RetRegistration<T>`.
+unsafe fn from_instance<'a, T: RetHandler>(ri: *mut bindings::kretprobe_instance) -> (&'a RetRegistration<T>, &'a mut [u8]) {
+    // SAFETY: the instance belongs to our kretprobe: rethook's `data` is
+    // the `struct kretprobe`, the `rp` of a `RetRegistration<T>`.
+    unsafe {
+        let rp = (*(*ri).node.rethook).data.cast::<bindings::kretprobe>();
+        let reg = &*crate::container_of!(rp.cast::<Opaque<bindings::kretprobe>>(), RetRegistration<T>, rp);
+        let data = core::slice::from_raw_parts_mut((*ri).data.as_mut_ptr().cast::<u8>(), (*rp).data_size);
+        (reg, data)
+    }
+}
+
+unsafe extern "C" fn entry_handler_callback<T: RetHandler>(
+    ri: *mut bindings::kretprobe_instance,
+    regs: *mut bindings::pt_regs,
+) -> core::ffi::c_int {
+    // SAFETY: the kprobe core passes an instance of our kretprobe.
+    let (reg, data) = unsafe { from_instance::<T>(ri) };
+    // SAFETY: the registers of the hit.
+    reg.handler.entry(unsafe { PtRegs::from_raw(regs) }, data);
+    0
+}
+
+unsafe extern "C" fn ret_handler_callback<T: RetHandler>(
+    ri: *mut bindings::kretprobe_instance,
+    regs: *mut bindings::pt_regs,
+) -> core::ffi::c_int {
+    // SAFETY: the kprobe core passes an instance of our kretprobe.
+    let (reg, data) = unsafe { from_instance::<T>(ri) };
+    // SAFETY: `ri` is valid; rethook keeps the return address in its node.
+    let ret_ip = unsafe { (*ri).node.ret_addr } as usize;
+    // SAFETY: the registers at return.
+    reg.handler.ret(unsafe { PtRegs::from_raw(regs) }, ret_ip, data);
+    0
+}
+
+/// The current CPU's number. In a probe handler (preemption off) it is
+/// stable.
+pub fn processor_id() -> usize {
+    // SAFETY: no preconditions.
+    unsafe { bindings::raw_smp_processor_id() as usize }
+}
+
+/// Per-CPU scratch buffers for probe handlers, taken exclusively: a handler
+/// nested on the same CPU (an NMI during another handler) gets `None`
+/// instead of the buffer in use.
+///
+/// # Invariants
+///
+/// A buffer's bytes are only accessed while its `busy` flag is held by the
+/// accessor that set it.
+pub struct HitBuffers {
+    bufs: KVec<KBox<HitBuffer>>,
+}
+
+struct HitBuffer {
+    busy: AtomicBool,
+    data: UnsafeCell<KVec<u8>>,
+}
+
+/// Size of each [`HitBuffers`] buffer.
+pub const HIT_BUFFER_SIZE: usize = 8192;
+
+// SAFETY: access to `data` is serialised by `busy` (type invariant).
+unsafe impl Sync for HitBuffers {}
+
+impl HitBuffers {
+    /// One buffer per possible CPU.
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM`.
+    pub fn new() -> Result<Self> {
+        // SAFETY: `nr_cpu_ids` is set during boot and constant after.
+        let n = unsafe { bindings::nr_cpu_ids } as usize;
+        let mut bufs = KVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
+            let mut data = KVec::with_capacity(HIT_BUFFER_SIZE, GFP_KERNEL)?;
+            data.extend_with(HIT_BUFFER_SIZE, 0u8, GFP_KERNEL)?;
+            let b = KBox::new(
+                HitBuffer {
+                    busy: AtomicBool::new(false),
+                    data: UnsafeCell::new(data),
+                },
+                GFP_KERNEL,
+            )?;
+            bufs.push(b, GFP_KERNEL)?;
+        }
+        Ok(HitBuffers { bufs })
+    }
+
+    /// Runs `f` with this CPU's buffer, or returns `None` if it is in use.
+    pub fn with<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Option<R> {
+        let b = self.bufs.get(processor_id())?;
+        if b.busy.swap(true, Ordering::Acquire) {
+            return None;
+        }
+        // SAFETY: the `busy` flag was clear and is now ours: no other access
+        // to `data` until it is released below (type invariant).
+        let r = f(unsafe { (&mut *b.data.get()).as_mut_slice() });
+        b.busy.store(false, Ordering::Release);
+        Some(r)
+    }
 }

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: GPL-2.0
+
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
+
+unsigned int rust_helper_raw_smp_processor_id(void)
+{
+	return raw_smp_processor_id();
+}
+
+unsigned long rust_helper_task_size(void)
+{
+	return TASK_SIZE;
+}
+
+void rust_helper_rcu_read_lock_sched_notrace(void)
+{
+	rcu_read_lock_sched_notrace();
+}
+
+void rust_helper_rcu_read_unlock_sched_notrace(void)
+{
+	rcu_read_unlock_sched_notrace();
+}

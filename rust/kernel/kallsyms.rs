@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Kernel symbols: name to address, address to text.
+//!
+//! Most of these C functions are not exported to modules; the functions
+//! here are plain functions of the kernel crate so that modules can use
+//! them.
+//!
+//! C header: [`include/linux/kallsyms.h`](srctree/include/linux/kallsyms.h)
+
+use crate::{bindings, error::Result, prelude::*, str::CStr};
+use core::ffi::c_void;
+
+/// Room for the text of [`sprint_symbol`] (`KSYM_SYMBOL_LEN`, rounded up).
+pub const SYMBOL_LEN: usize = 768;
+
+/// The address of symbol `name`, or 0 (`kallsyms_lookup_name()`).
+pub fn lookup_name(name: &CStr) -> usize {
+    // SAFETY: `name` is NUL-terminated.
+    unsafe { bindings::kallsyms_lookup_name(name.as_char_ptr()) as usize }
+}
+
+unsafe extern "C" fn count_one(data: *mut c_void, _addr: usize) -> core::ffi::c_int {
+    // SAFETY: `data` is the counter passed below.
+    unsafe { *data.cast::<usize>() += 1 };
+    0
+}
+
+struct ModCount<'a> {
+    name: &'a CStr,
+    count: usize,
+}
+
+unsafe extern "C" fn count_mod(data: *mut c_void, name: *const u8, _addr: usize) -> core::ffi::c_int {
+    // SAFETY: `data` is the `ModCount` passed below; `name` is a symbol name.
+    unsafe {
+        let c = &mut *data.cast::<ModCount<'_>>();
+        if CStr::from_char_ptr(name).as_bytes() == c.name.as_bytes() {
+            c.count += 1;
+        }
+    }
+    0
+}
+
+/// How many symbols are called `name`: in the kernel and every module, or
+/// in module `module` only (`number_of_same_symbols()`, trace_kprobe.c).
+pub fn count(module: Option<&CStr>, name: &CStr) -> usize {
+    let mut n = 0usize;
+    if module.is_none() {
+        // SAFETY: the callback only counts; `n` outlives the call.
+        unsafe {
+            bindings::kallsyms_on_each_match_symbol(Some(count_one), name.as_char_ptr(), (&mut n as *mut usize).cast())
+        };
+    }
+    let mut c = ModCount { name, count: 0 };
+    let m = module.map_or(core::ptr::null(), |m| m.as_char_ptr());
+    // SAFETY: as above.
+    unsafe { bindings::module_kallsyms_on_each_symbol(m, Some(count_mod), (&mut c as *mut ModCount<'_>).cast()) };
+    n + c.count
+}
+
+/// Writes `sym+0xoff/0xsize [mod]` for `addr` (or its hex value) into
+/// `buf`; returns the length (`sprint_symbol()`).
+pub fn sprint_symbol(addr: usize, buf: &mut [u8; SYMBOL_LEN]) -> usize {
+    // SAFETY: `buf` has room for `KSYM_SYMBOL_LEN` bytes.
+    let n = unsafe { bindings::sprint_symbol(buf.as_mut_ptr(), addr as _) };
+    n.max(0) as usize
+}
+
+/// As [`sprint_symbol`], without the offset (`sprint_symbol_no_offset()`).
+pub fn sprint_symbol_no_offset(addr: usize, buf: &mut [u8; SYMBOL_LEN]) -> usize {
+    // SAFETY: as above.
+    let n = unsafe { bindings::sprint_symbol_no_offset(buf.as_mut_ptr(), addr as _) };
+    n.max(0) as usize
+}
+
+/// Whether `sym+offset` is a function entry for kprobes
+/// (`kprobe_on_func_entry()`).
+///
+/// # Errors
+///
+/// `EINVAL`: not an entry; `ENOENT`: no such symbol.
+pub fn on_func_entry(sym: &CStr, offset: u32) -> Result {
+    // SAFETY: `sym` is NUL-terminated.
+    crate::error::to_result(unsafe { bindings::kprobe_on_func_entry(core::ptr::null_mut(), sym.as_char_ptr(), offset as _) })
+}
+
+/// What `%p` prints for `addr`: the hashed value.
+pub fn hash_pointer(addr: usize) -> u64 {
+    let mut buf = [0u8; 24];
+    // SAFETY: the format takes one pointer; `buf` is big enough.
+    let n = unsafe { bindings::snprintf(buf.as_mut_ptr(), buf.len(), crate::c_str!("%p").as_char_ptr(), addr as *const c_void) };
+    let n = (n.max(0) as usize).min(buf.len());
+    buf[..n].iter().fold(0u64, |v, &c| match (c as char).to_digit(16) {
+        Some(d) => (v << 4) | u64::from(d),
+        None => v,
+    })
+}
+
+/// `current->comm`.
+pub fn current_comm() -> [u8; 16] {
+    // SAFETY: `current` is valid in any task context; `comm` is a
+    // NUL-terminated array of 16 bytes.
+    unsafe {
+        let t = bindings::get_current();
+        let c = &(*t).comm;
+        let mut out = [0u8; 16];
+        for (o, &b) in out.iter_mut().zip(c.iter()) {
+            *o = b as u8;
+        }
+        out
+    }
+}
+
+/// `copy_from_kernel_nofault()`.
+///
+/// # Errors
+///
+/// `EFAULT`.
+pub fn read_kernel(addr: usize, dst: &mut [u8]) -> Result {
+    // SAFETY: `dst` is valid for writes; the source is read without faulting.
+    crate::error::to_result(unsafe { bindings::copy_from_kernel_nofault(dst.as_mut_ptr().cast(), addr as *const c_void, dst.len()) } as i32)
+}
+
+/// `copy_from_user_nofault()`.
+///
+/// # Errors
+///
+/// `EFAULT`.
+pub fn read_user(addr: usize, dst: &mut [u8]) -> Result {
+    // SAFETY: as above.
+    crate::error::to_result(unsafe { bindings::copy_from_user_nofault(dst.as_mut_ptr().cast(), addr as *const c_void, dst.len()) } as i32)
+}
+
+/// `strncpy_from_kernel_nofault()`: bytes stored including the NUL.
+///
+/// # Errors
+///
+/// `EFAULT`.
+pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
+    // SAFETY: `dst` is valid for writes of its length.
+    let n = unsafe { bindings::strncpy_from_kernel_nofault(dst.as_mut_ptr(), addr as *const c_void, dst.len() as _) };
+    if n < 0 {
+        return Err(EFAULT);
+    }
+    Ok(n as usize)
+}
+
+/// `strncpy_from_user_nofault()`: bytes stored including the NUL, 0 for an
+/// empty string.
+///
+/// # Errors
+///
+/// `EFAULT`.
+pub fn strncpy_user(addr: usize, dst: &mut [u8]) -> Result<usize> {
+    // SAFETY: as above.
+    let n = unsafe { bindings::strncpy_from_user_nofault(dst.as_mut_ptr(), addr as *const c_void, dst.len() as _) };
+    if n < 0 {
+        return Err(EFAULT);
+    }
+    Ok(n as usize)
+}
+
+/// `TASK_SIZE` of the current task.
+pub fn task_size() -> usize {
+    // SAFETY: reads the current task's address-space limit.
+    unsafe { bindings::task_size() as usize }
+}

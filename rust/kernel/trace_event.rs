@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Dynamic trace events and writing their records.
+//!
+//! A [`Registration`] creates `events/<system>/<name>/` (with `enable`,
+//! `filter`, `format`, `id`, `trigger`, `hist`) in every trace instance, as
+//! `trace_probe_register_event_call()` does for the C probe events. The
+//! user's [`Event`] says which fields the records have, prints a record as
+//! text, and learns when an instance enables or disables the event. A probe
+//! handler writes a record into an enabled instance through
+//! [`EventFile::reserve`], whose [`Reservation`] commits when dropped.
+//!
+//! `event_mutex` and the list of events are private to the tracing core;
+//! the functions that use them here are plain kernel-crate functions.
+//!
+//! C header: [`include/linux/trace_events.h`](srctree/include/linux/trace_events.h)
+
+use crate::{
+    bindings,
+    error::{from_result, to_result, Result},
+    init,
+    prelude::*,
+    str::{CStr, CString},
+    types::Opaque,
+    ThisModule,
+};
+use core::{ffi::c_void, fmt, marker::PhantomPinned, ptr};
+
+/// One field of an event's records, after the common ones.
+pub struct Field<'a> {
+    /// C type, as the `format` file shows it (`u64`, `__data_loc char[]`).
+    pub ty: &'a CStr,
+    /// Name.
+    pub name: &'a CStr,
+    /// Offset from the start of the record.
+    pub offset: u32,
+    /// Size in bytes.
+    pub size: u32,
+    /// Signedness.
+    pub is_signed: bool,
+}
+
+/// Receives the fields of an event (`trace_define_field()`).
+pub struct Fields {
+    call: *mut bindings::trace_event_call,
+}
+
+impl Fields {
+    /// Defines a field. The strings must live as long as the event.
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM`.
+    pub fn define(&mut self, f: &Field<'static>) -> Result {
+        // SAFETY: `call` is the event being defined (under `event_mutex`);
+        // the strings are `'static` for the event's lifetime.
+        to_result(unsafe {
+            bindings::trace_define_field(
+                self.call,
+                f.ty.as_char_ptr(),
+                f.name.as_char_ptr(),
+                f.offset as _,
+                f.size as _,
+                f.is_signed as _,
+                bindings::FILTER_OTHER as _,
+            )
+        })
+    }
+}
+
+/// The text output of a record (`struct trace_seq`).
+///
+/// # Invariants
+///
+/// Wraps the valid `trace_seq` of an iterator during an output call.
+#[repr(transparent)]
+pub struct TraceSeq(Opaque<bindings::trace_seq>);
+
+impl fmt::Write for TraceSeq {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        // SAFETY: by the type invariant the `trace_seq` is valid; an
+        // overflow is recorded in it and reported by `trace_handle_return()`.
+        unsafe { bindings::trace_seq_putmem(self.0.get(), s.as_ptr().cast(), s.len() as _) };
+        Ok(())
+    }
+}
+
+/// The event in one trace instance (`struct trace_event_file`).
+///
+/// # Invariants
+///
+/// Wraps a valid `trace_event_file`, alive while the event is enabled in
+/// its instance.
+#[repr(transparent)]
+pub struct EventFile(Opaque<bindings::trace_event_file>);
+
+impl EventFile {
+    /// # Safety
+    ///
+    /// `ptr` must be valid for `'a`.
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::trace_event_file) -> &'a Self {
+        // SAFETY: `repr(transparent)`; validity by the caller.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// The raw pointer.
+    pub fn as_raw(&self) -> *mut bindings::trace_event_file {
+        self.0.get()
+    }
+
+    /// Runs the event's unconditional triggers and says whether the event is
+    /// soft-disabled (`trace_trigger_soft_disabled()`): then no record.
+    pub fn soft_disabled(&self) -> bool {
+        // SAFETY: by the type invariant the file is valid.
+        let flags = unsafe { ptr::addr_of!((*self.as_raw()).flags).read_volatile() } as u64;
+        let mode = (bindings::EVENT_FILE_FL_TRIGGER_MODE
+            | bindings::EVENT_FILE_FL_SOFT_DISABLED
+            | bindings::EVENT_FILE_FL_PID_FILTER) as u64;
+        if flags & mode == 0 || flags & bindings::EVENT_FILE_FL_TRIGGER_COND as u64 != 0 {
+            return false;
+        }
+        // SAFETY: as above.
+        unsafe { bindings::__trace_trigger_soft_disabled(self.as_raw()) }
+    }
+
+    /// Reserves a record of `len` bytes (the `trace_entry` header included
+    /// and already filled in) in the instance's ring buffer; `None` if the
+    /// buffer is off, full, or the event filtered by pid.
+    pub fn reserve(&self, len: usize) -> Option<Reservation<'_>> {
+        let mut fbuffer = core::mem::MaybeUninit::<bindings::trace_event_buffer>::zeroed();
+        // SAFETY: the file is valid; `fbuffer` is filled by the call.
+        let entry = unsafe { bindings::trace_event_buffer_reserve(fbuffer.as_mut_ptr(), self.as_raw(), len as _) };
+        if entry.is_null() {
+            return None;
+        }
+        Some(Reservation {
+            // SAFETY: filled in by a successful reserve.
+            fbuffer: unsafe { fbuffer.assume_init() },
+            entry: entry.cast(),
+            len,
+            _file: core::marker::PhantomData,
+        })
+    }
+}
+
+/// A record reserved in a ring buffer; committed when dropped.
+///
+/// # Invariants
+///
+/// `entry` points to `len` writable bytes of the reserved event, and
+/// `fbuffer` is the state `trace_event_buffer_commit()` needs.
+#[must_use]
+pub struct Reservation<'a> {
+    fbuffer: bindings::trace_event_buffer,
+    entry: *mut u8,
+    len: usize,
+    _file: core::marker::PhantomData<&'a EventFile>,
+}
+
+impl Reservation<'_> {
+    /// The whole record; bytes 0..8 are the `trace_entry` header.
+    pub fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: by the type invariant `entry` has `len` writable bytes,
+        // owned by this reservation until commit.
+        unsafe { core::slice::from_raw_parts_mut(self.entry, self.len) }
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        // SAFETY: by the type invariant `fbuffer` holds a reservation.
+        unsafe { bindings::trace_event_buffer_commit(&mut self.fbuffer) };
+    }
+}
+
+/// Most trace instances an event is recorded into at once.
+pub const MAX_INSTANCES: usize = 16;
+
+/// The instances an event is enabled in, for its probe handler.
+///
+/// # Invariants
+///
+/// A non-null entry is a `trace_event_file` between the event's
+/// `TRACE_REG_REGISTER` and `TRACE_REG_UNREGISTER` for it: valid until
+/// [`FileSet::remove`] has cleared it and waited for readers.
+pub struct FileSet {
+    files: [core::sync::atomic::AtomicPtr<bindings::trace_event_file>; MAX_INSTANCES],
+}
+
+impl Default for FileSet {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FileSet {
+    /// No instance.
+    pub const fn new() -> Self {
+        FileSet {
+            files: [const { core::sync::atomic::AtomicPtr::new(ptr::null_mut()) }; MAX_INSTANCES],
+        }
+    }
+
+    /// Adds an instance (from [`Event::register`]).
+    ///
+    /// # Errors
+    ///
+    /// `ENOSPC` beyond [`MAX_INSTANCES`].
+    pub fn add(&self, file: &EventFile) -> Result {
+        use core::sync::atomic::Ordering;
+        for slot in &self.files {
+            if slot
+                .compare_exchange(ptr::null_mut(), file.as_raw(), Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                return Ok(());
+            }
+        }
+        Err(ENOSPC)
+    }
+
+    /// Removes an instance (from [`Event::unregister`]) and waits until no
+    /// handler can see it any more.
+    pub fn remove(&self, file: &EventFile) {
+        use core::sync::atomic::Ordering;
+        for slot in &self.files {
+            let _ = slot.compare_exchange(file.as_raw(), ptr::null_mut(), Ordering::AcqRel, Ordering::Relaxed);
+        }
+        // SAFETY: no preconditions; waits for `for_each` callers.
+        unsafe { bindings::synchronize_rcu() };
+    }
+
+    /// Whether no instance is enabled.
+    pub fn is_empty(&self) -> bool {
+        use core::sync::atomic::Ordering;
+        self.files.iter().all(|f| f.load(Ordering::Relaxed).is_null())
+    }
+
+    /// Calls `f` for each enabled instance.
+    pub fn for_each(&self, mut f: impl FnMut(&EventFile)) {
+        use core::sync::atomic::Ordering;
+        // SAFETY: an RCU-sched read side; `remove` waits for it.
+        unsafe { bindings::rcu_read_lock_sched_notrace() };
+        for slot in &self.files {
+            let p = slot.load(Ordering::Acquire);
+            if !p.is_null() {
+                // SAFETY: by the type invariant `p` stays valid until
+                // `remove` returns, which waits for this read side.
+                f(unsafe { EventFile::from_raw(p) });
+            }
+        }
+        // SAFETY: locked above.
+        unsafe { bindings::rcu_read_unlock_sched_notrace() };
+    }
+}
+
+/// What a dynamic event does.
+#[vtable]
+pub trait Event: Sync + Sized {
+    /// Defines the fields after the common ones.
+    fn define_fields(&self, fields: &mut Fields) -> Result;
+
+    /// Prints `record` (the whole record, `trace_entry` included).
+    fn print(&self, record: &[u8], out: &mut TraceSeq) -> fmt::Result;
+
+    /// An instance enabled the event (`TRACE_REG_REGISTER`).
+    fn register(&self, file: &EventFile) -> Result;
+
+    /// An instance disabled the event (`TRACE_REG_UNREGISTER`).
+    fn unregister(&self, file: &EventFile) -> Result;
+}
+
+/// A dynamic trace event.
+///
+/// # Invariants
+///
+/// Until [`Registration::remove`] succeeds, `call` is registered with the
+/// tracing core, with `class`, `funcs`, `fields` and the strings (all in
+/// this pinned struct) reachable from it, and `data` as the `T` its
+/// callbacks find through `container_of!`.
+#[pin_data(PinnedDrop)]
+pub struct Registration<T: Event> {
+    data: T,
+    system: CString,
+    name: CString,
+    print_fmt: CString,
+    removed: bool,
+    fields: [bindings::trace_event_fields; 2],
+    funcs: bindings::trace_event_functions,
+    class: bindings::trace_event_class,
+    call: bindings::trace_event_call,
+    #[pin]
+    _pin: PhantomPinned,
+}
+
+// SAFETY: the tracing core calls the callbacks from any CPU; `T: Sync`.
+unsafe impl<T: Event> Sync for Registration<T> {}
+// SAFETY: the registration can be removed from any thread.
+unsafe impl<T: Event + Send> Send for Registration<T> {}
+
+/// `TRACE_FUNCTION_TYPE`: `fields_array` entry with a `define_fields`.
+const TRACE_FUNCTION_TYPE: *const u8 = usize::MAX as *const u8;
+
+impl<T: Event> Registration<T> {
+    /// Creates `events/<system>/<name>/`, owned by `module`.
+    ///
+    /// # Errors
+    ///
+    /// `EEXIST` if any event (static or dynamic) has that name, `ENODEV` if
+    /// no event type id is left, `ENOMEM`.
+    pub fn new(
+        system: CString,
+        name: CString,
+        print_fmt: CString,
+        module: &'static ThisModule,
+        data: T,
+    ) -> impl PinInit<Self, Error> {
+        // SAFETY: the closure initialises every field before registering
+        // the call that exposes them, and on error leaves nothing
+        // registered (dropping what it wrote).
+        unsafe {
+            init::pin_init_from_closure(move |slot: *mut Self| {
+                ptr::addr_of_mut!((*slot).data).write(data);
+                ptr::addr_of_mut!((*slot).system).write(system);
+                ptr::addr_of_mut!((*slot).name).write(name);
+                ptr::addr_of_mut!((*slot).print_fmt).write(print_fmt);
+                ptr::addr_of_mut!((*slot).removed).write(false);
+                ptr::addr_of_mut!((*slot)._pin).write(PhantomPinned);
+                let fields = ptr::addr_of_mut!((*slot).fields);
+                let funcs = ptr::addr_of_mut!((*slot).funcs);
+                let class = ptr::addr_of_mut!((*slot).class);
+                let call = ptr::addr_of_mut!((*slot).call);
+                ptr::write_bytes(fields, 0, 1);
+                ptr::write_bytes(funcs, 0, 1);
+                ptr::write_bytes(class, 0, 1);
+                ptr::write_bytes(call, 0, 1);
+                (*fields)[0].type_ = TRACE_FUNCTION_TYPE;
+                (*fields)[0].__bindgen_anon_1.define_fields = Some(Self::define_fields);
+                (*funcs).trace = Some(Self::print);
+                (*class).system = (*slot).system.as_char_ptr();
+                (*class).fields_array = fields.cast();
+                (*class).reg = Some(Self::reg);
+                let list = ptr::addr_of_mut!((*class).fields);
+                (*list).next = list;
+                (*list).prev = list;
+                (*call).class = class;
+                (*call).__bindgen_anon_1.name = (*slot).name.as_char_ptr();
+                (*call).event.funcs = funcs;
+                (*call).print_fmt = (*slot).print_fmt.as_char_ptr().cast_mut();
+                (*call).flags = bindings::TRACE_EVENT_FL_KPROBE as _;
+                (*call).__bindgen_anon_2.module = module.as_ptr().cast();
+                let r = add_event_call(call, &(*slot).system, &(*slot).name);
+                if r.is_err() {
+                    ptr::drop_in_place(ptr::addr_of_mut!((*slot).data));
+                    ptr::drop_in_place(ptr::addr_of_mut!((*slot).system));
+                    ptr::drop_in_place(ptr::addr_of_mut!((*slot).name));
+                    ptr::drop_in_place(ptr::addr_of_mut!((*slot).print_fmt));
+                }
+                r
+            })
+        }
+    }
+
+    /// The event's data.
+    pub fn data(&self) -> &T {
+        &self.data
+    }
+
+    /// The event type id (the `id` file).
+    pub fn id(&self) -> u32 {
+        self.call.event.type_ as u32
+    }
+
+    /// Removes the event from every instance.
+    ///
+    /// # Errors
+    ///
+    /// `EBUSY` while it is enabled somewhere or in use (then it stays).
+    pub fn remove(self: Pin<&mut Self>) -> Result {
+        // SAFETY: only `removed` changes; nothing is moved.
+        let this = unsafe { self.get_unchecked_mut() };
+        if this.removed {
+            return Ok(());
+        }
+        remove_event_call(&mut this.call)?;
+        this.removed = true;
+        Ok(())
+    }
+
+    /// # Safety
+    ///
+    /// `call` must be the `call` of a live `Registration<T>`.
+    unsafe fn from_call<'a>(call: *const bindings::trace_event_call) -> &'a Self {
+        // SAFETY: by the caller's guarantee.
+        unsafe { &*crate::container_of!(call, Self, call) }
+    }
+
+    unsafe extern "C" fn define_fields(call: *mut bindings::trace_event_call) -> core::ffi::c_int {
+        from_result(|| {
+            // SAFETY: the tracing core passes our call.
+            let this = unsafe { Self::from_call(call) };
+            this.data.define_fields(&mut Fields { call })?;
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn reg(
+        call: *mut bindings::trace_event_call,
+        ty: bindings::trace_reg,
+        data: *mut c_void,
+    ) -> core::ffi::c_int {
+        from_result(|| {
+            // SAFETY: the tracing core passes our call.
+            let this = unsafe { Self::from_call(call) };
+            let file = data.cast::<bindings::trace_event_file>();
+            match ty {
+                bindings::trace_reg_TRACE_REG_REGISTER if !file.is_null() => {
+                    // SAFETY: the core passes the instance's file.
+                    this.data.register(unsafe { EventFile::from_raw(file) })?
+                }
+                bindings::trace_reg_TRACE_REG_UNREGISTER if !file.is_null() => {
+                    // SAFETY: as above.
+                    this.data.unregister(unsafe { EventFile::from_raw(file) })?
+                }
+                // perf is not supported yet.
+                bindings::trace_reg_TRACE_REG_PERF_REGISTER => {
+                    return Err(Error::from_errno(-(bindings::EOPNOTSUPP as i32)))
+                }
+                _ => {}
+            }
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn print(
+        iter: *mut bindings::trace_iterator,
+        _flags: core::ffi::c_int,
+        event: *mut bindings::trace_event,
+    ) -> bindings::print_line_t {
+        // SAFETY: `event` is the `event` field of our call.
+        let call = unsafe { crate::container_of!(event, bindings::trace_event_call, event) };
+        // SAFETY: `call` is ours.
+        let this = unsafe { Self::from_call(call) };
+        // SAFETY: the iterator is valid for the call; `ent` has `ent_size`
+        // bytes.
+        let (ent, size, seq) = unsafe { ((*iter).ent, (*iter).ent_size, ptr::addr_of_mut!((*iter).seq)) };
+        // SAFETY: as above.
+        let record = unsafe { core::slice::from_raw_parts(ent.cast::<u8>(), size.max(0) as usize) };
+        // SAFETY: `seq` is valid for the call; `TraceSeq` is transparent.
+        let _ = this.data.print(record, unsafe { &mut *seq.cast::<TraceSeq>() });
+        // SAFETY: `seq` is valid.
+        unsafe { bindings::trace_handle_return(seq) }
+    }
+}
+
+#[pinned_drop]
+impl<T: Event> PinnedDrop for Registration<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: nothing is moved.
+        let this = unsafe { self.get_unchecked_mut() };
+        if !this.removed && remove_event_call(&mut this.call).is_err() {
+            // The owner must remove a busy event (and keep its module
+            // pinned) before dropping it.
+            crate::pr_warn!("trace_event: dropping a busy event\n");
+        }
+    }
+}
+
+extern "C" {
+    static mut event_mutex: bindings::mutex;
+    static mut ftrace_events: bindings::list_head;
+}
+
+/// Whether an event `system/name` exists (`find_trace_event_call()`).
+/// Called with `event_mutex` held.
+fn event_exists(system: &CStr, name: &CStr) -> bool {
+    // SAFETY: `event_mutex` is held, so the list is stable; every entry is
+    // the `list` field of a `trace_event_call`.
+    unsafe {
+        let head = ptr::addr_of_mut!(ftrace_events);
+        let mut pos = (*head).next;
+        while pos != head {
+            let call = crate::container_of!(pos, bindings::trace_event_call, list);
+            let class = (*call).class;
+            if !class.is_null() && !(*class).system.is_null() {
+                let sys = CStr::from_char_ptr((*class).system);
+                let n = if (*call).flags as u32 & bindings::TRACE_EVENT_FL_TRACEPOINT != 0 {
+                    let tp = (*call).__bindgen_anon_1.tp;
+                    if tp.is_null() { ptr::null() } else { (*tp).name }
+                } else {
+                    (*call).__bindgen_anon_1.name
+                };
+                if !n.is_null()
+                    && sys.as_bytes() == system.as_bytes()
+                    && CStr::from_char_ptr(n).as_bytes() == name.as_bytes()
+                {
+                    return true;
+                }
+            }
+            pos = (*pos).next;
+        }
+    }
+    false
+}
+
+/// `trace_probe_register_event_call()` without the probe: under
+/// `event_mutex`, refuse a taken name, register the output type, add the
+/// event to every instance.
+fn add_event_call(call: *mut bindings::trace_event_call, system: &CStr, name: &CStr) -> Result {
+    // SAFETY: `event_mutex` is the tracing core's mutex.
+    unsafe { bindings::mutex_lock(ptr::addr_of_mut!(event_mutex)) };
+    let r = (|| {
+        if event_exists(system, name) {
+            return Err(EEXIST);
+        }
+        // SAFETY: `call` is fully initialised by the caller.
+        if unsafe { bindings::register_trace_event(ptr::addr_of_mut!((*call).event)) } == 0 {
+            return Err(ENODEV);
+        }
+        // SAFETY: as above; `event_mutex` is held.
+        let r = to_result(unsafe { bindings::trace_add_event_call(call) });
+        if r.is_err() {
+            // SAFETY: registered above.
+            unsafe { bindings::unregister_trace_event(ptr::addr_of_mut!((*call).event)) };
+        }
+        r
+    })();
+    // SAFETY: locked above.
+    unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(event_mutex)) };
+    r
+}
+
+/// `trace_probe_unregister_event_call()`: `EBUSY` while in use.
+fn remove_event_call(call: *mut bindings::trace_event_call) -> Result {
+    // SAFETY: `event_mutex` is the tracing core's mutex.
+    unsafe { bindings::mutex_lock(ptr::addr_of_mut!(event_mutex)) };
+    // SAFETY: `call` was added by `add_event_call()`; `event_mutex` held.
+    let r = to_result(unsafe { bindings::trace_remove_event_call(call) });
+    // SAFETY: locked above.
+    unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(event_mutex)) };
+    r
+}
