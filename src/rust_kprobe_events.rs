@@ -2,13 +2,31 @@
 
 //! Kprobe-based event tracing, in Rust.
 //!
-//! The module will provide the `kprobe_events` interface of
-//! Documentation/trace/kprobetrace.rst. For now it only loads and unloads
-//! cleanly and says so: defining probes is not implemented yet.
+//! The module provides the `kprobe_events` interface of
+//! Documentation/trace/kprobetrace.rst: probe definitions written to
+//! `<tracefs>/kprobe_events` become trace events (`events/kprobes/<EVENT>/`)
+//! whose records the probe handlers write into the ring buffer;
+//! `kprobe_profile` counts hits and misses. When the kernel has the C
+//! implementation too, the files are `rkprobe_events` and `rkprobe_profile`
+//! and the default group is `rkprobes`, so that both can run in one boot.
+//!
+//! - [`probe`]: the probe language (parser, compiler, interpreter, formats),
+//!   `core` only, host-tested.
+//! - [`trace_kprobe`]: the probes, their events and handlers.
+//! - [`glue`]: the probe language's view of the kernel.
+//!
+//! Not there yet: `error_log` entries, multi-probe events, `dynamic_events`,
+//! module probes registered when the module loads, arming probes only while
+//! enabled, perf.
 
-use kernel::prelude::*;
+use kernel::{c_str, prelude::*, str::CStr, sync::Arc, tracefs, uaccess::UserSlice};
 
+mod glue;
 pub mod probe;
+mod trace_kprobe;
+
+use probe::lines::{run_commands, WRITE_BUFSIZE};
+use trace_kprobe::Probes;
 
 module! {
     type: RustKprobeEvents,
@@ -18,17 +36,85 @@ module! {
     license: "GPL",
 }
 
-struct RustKprobeEvents;
+/// `kprobe_events`.
+struct EventsFile(Arc<Probes>);
+
+#[vtable]
+impl tracefs::Operations for EventsFile {
+    fn open(&self, truncate: bool) -> Result {
+        if truncate {
+            self.0.clear()?;
+        }
+        Ok(())
+    }
+
+    fn show(&self, m: &mut tracefs::SeqFile) -> Result {
+        self.0.show(m)
+    }
+
+    fn write(&self, buf: usize, len: usize) -> Result<usize> {
+        let mut chunk = KBox::new([0u8; WRITE_BUFSIZE], GFP_KERNEL)?;
+        run_commands(
+            len,
+            &mut chunk,
+            |off, dst| UserSlice::new(buf + off, dst.len()).reader().read_slice(dst),
+            |line| self.0.command(line),
+            || EINVAL,
+        )
+    }
+}
+
+/// `kprobe_profile`.
+struct ProfileFile(Arc<Probes>);
+
+#[vtable]
+impl tracefs::Operations for ProfileFile {
+    fn show(&self, m: &mut tracefs::SeqFile) -> Result {
+        self.0.profile(m)
+    }
+}
+
+struct RustKprobeEvents {
+    _events: Pin<KBox<tracefs::File<EventsFile>>>,
+    _profile: Pin<KBox<tracefs::File<ProfileFile>>>,
+    probes: Arc<Probes>,
+}
+
+/// File names and default group: beside the C implementation, other names.
+const NAMES: (&CStr, &CStr, &[u8]) = if cfg!(CONFIG_KPROBE_EVENTS) {
+    (c_str!("rkprobe_events"), c_str!("rkprobe_profile"), b"rkprobes")
+} else {
+    (c_str!("kprobe_events"), c_str!("kprobe_profile"), b"kprobes")
+};
 
 impl kernel::Module for RustKprobeEvents {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
-        pr_info!("loaded; kprobe_events is not provided yet\n");
-        Ok(RustKprobeEvents)
+    fn init(module: &'static ThisModule) -> Result<Self> {
+        let probes = Probes::new(module, NAMES.2)?;
+        let events = KBox::pin_init(
+            tracefs::File::new(NAMES.0, 0o640, module, EventsFile(probes.clone())),
+            GFP_KERNEL,
+        )?;
+        let profile = KBox::pin_init(
+            tracefs::File::new(NAMES.1, 0o440, module, ProfileFile(probes.clone())),
+            GFP_KERNEL,
+        )?;
+        pr_info!("loaded; {} and {} are ready\n", NAMES.0, NAMES.1);
+        Ok(RustKprobeEvents {
+            _events: events,
+            _profile: profile,
+            probes,
+        })
     }
 }
 
 impl Drop for RustKprobeEvents {
     fn drop(&mut self) {
+        // The files are removed after this (field order), so no new write
+        // races with the clearing. No event is enabled: an enabled event
+        // holds a reference on the module, which cannot be unloaded then.
+        if self.probes.clear().is_err() {
+            pr_warn!("probes still in use at unload\n");
+        }
         pr_info!("unloaded\n");
     }
 }

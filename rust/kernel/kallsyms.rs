@@ -14,6 +14,14 @@ use core::ffi::c_void;
 /// Room for the text of [`sprint_symbol`] (`KSYM_SYMBOL_LEN`, rounded up).
 pub const SYMBOL_LEN: usize = 768;
 
+/// `offsetof(struct dentry, d_name.name)`, for `%pd`.
+pub const DENTRY_NAME_OFFSET: usize =
+    core::mem::offset_of!(bindings::dentry, d_name) + core::mem::offset_of!(bindings::qstr, name);
+
+/// `offsetof(struct file, f_path.dentry)`, for `%pD`.
+pub const FILE_DENTRY_OFFSET: usize =
+    core::mem::offset_of!(bindings::file, f_path) + core::mem::offset_of!(bindings::path, dentry);
+
 /// The address of symbol `name`, or 0 (`kallsyms_lookup_name()`).
 pub fn lookup_name(name: &CStr) -> usize {
     // SAFETY: `name` is NUL-terminated.

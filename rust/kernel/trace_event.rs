@@ -40,20 +40,23 @@ pub struct Field<'a> {
     pub is_signed: bool,
 }
 
-/// Receives the fields of an event (`trace_define_field()`).
-pub struct Fields {
+/// Receives the fields of an event (`trace_define_field()`). The strings
+/// are borrowed from the event's data for `'a`, that is for as long as the
+/// event exists (the tracing core keeps the pointers).
+pub struct Fields<'a> {
     call: *mut bindings::trace_event_call,
+    _strings: core::marker::PhantomData<&'a ()>,
 }
 
-impl Fields {
-    /// Defines a field. The strings must live as long as the event.
+impl<'a> Fields<'a> {
+    /// Defines a field.
     ///
     /// # Errors
     ///
     /// `ENOMEM`.
-    pub fn define(&mut self, f: &Field<'static>) -> Result {
+    pub fn define(&mut self, f: &Field<'a>) -> Result {
         // SAFETY: `call` is the event being defined (under `event_mutex`);
-        // the strings are `'static` for the event's lifetime.
+        // the strings live as long as the event's data, so as the event.
         to_result(unsafe {
             bindings::trace_define_field(
                 self.call,
@@ -173,6 +176,19 @@ impl Drop for Reservation<'_> {
     }
 }
 
+/// Takes a reference on `module` so that it cannot be unloaded
+/// (`try_module_get()`); false if it is going away.
+pub fn module_get(module: &'static ThisModule) -> bool {
+    // SAFETY: `module` is a valid module (or null for built-in code).
+    unsafe { bindings::try_module_get(module.as_ptr()) }
+}
+
+/// Drops a reference taken by [`module_get`] (`module_put()`).
+pub fn module_put(module: &'static ThisModule) {
+    // SAFETY: pairs with a successful `module_get`.
+    unsafe { bindings::module_put(module.as_ptr()) }
+}
+
 /// Most trace instances an event is recorded into at once.
 pub const MAX_INSTANCES: usize = 16;
 
@@ -257,8 +273,9 @@ impl FileSet {
 /// What a dynamic event does.
 #[vtable]
 pub trait Event: Sync + Sized {
-    /// Defines the fields after the common ones.
-    fn define_fields(&self, fields: &mut Fields) -> Result;
+    /// Defines the fields after the common ones; their strings are
+    /// borrowed from `self`.
+    fn define_fields<'a>(&'a self, fields: &mut Fields<'a>) -> Result;
 
     /// Prints `record` (the whole record, `trace_entry` included).
     fn print(&self, record: &[u8], out: &mut TraceSeq) -> fmt::Result;
@@ -399,7 +416,10 @@ impl<T: Event> Registration<T> {
         from_result(|| {
             // SAFETY: the tracing core passes our call.
             let this = unsafe { Self::from_call(call) };
-            this.data.define_fields(&mut Fields { call })?;
+            this.data.define_fields(&mut Fields {
+                call,
+                _strings: core::marker::PhantomData,
+            })?;
             Ok(0)
         })
     }

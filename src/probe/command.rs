@@ -33,8 +33,9 @@ pub const DEFAULT_GROUP: &[u8] = b"kprobes";
 /// Longest symbol kept (`KSYM_NAME_LEN` plus a module name and `:`); a
 /// longer one cannot exist.
 pub const MAX_SYMBOL_LEN: usize = 600;
-/// Most whitespace-separated tokens of a line shorter than 4096 bytes.
-pub const MAX_TOKENS: usize = 2048;
+/// Most whitespace-separated tokens of a line (more is `E2BIG`, as C's
+/// 128-argument limit would be for any line it can parse).
+pub const MAX_TOKENS: usize = 1024;
 /// Room for `%pd`/`%pD` rewrites (`MAX_DENTRY_ARGS_LEN`).
 pub const MAX_DENTRY_ARGS_LEN: usize = 256;
 
@@ -76,19 +77,23 @@ pub trait ArgList {
 /// The tokens of one line, with room for rewritten arguments.
 pub struct Tokens {
     len: usize,
-    /// `(start, end, rewritten)`: a range of the line, or of `extra`.
-    spans: [(u16, u16, bool); MAX_TOKENS],
+    /// `(start, end)` in the line, or with [`REWRITTEN`] set in `end`, in
+    /// `extra`.
+    spans: [(u16, u16); MAX_TOKENS],
     extra: [u8; MAX_DENTRY_ARGS_LEN],
     extra_len: usize,
 }
 
+/// Marks a span of [`Tokens`] as rewritten.
+const REWRITTEN: u16 = 0x8000;
+
 impl Tokens {
-    /// Empty token storage (about 8 KiB: allocate it, don't put it on a
+    /// Empty token storage (about 4 KiB: allocate it, don't keep it on a
     /// kernel stack).
     pub const fn new() -> Self {
         Tokens {
             len: 0,
-            spans: [(0, 0, false); MAX_TOKENS],
+            spans: [(0, 0); MAX_TOKENS],
             extra: [0; MAX_DENTRY_ARGS_LEN],
             extra_len: 0,
         }
@@ -100,7 +105,7 @@ impl Tokens {
     pub fn split(&mut self, line: &[u8]) -> Result<(), ()> {
         self.len = 0;
         self.extra_len = 0;
-        if line.len() > usize::from(u16::MAX) {
+        if line.len() >= usize::from(REWRITTEN) {
             return Err(());
         }
         let mut i = 0;
@@ -114,7 +119,7 @@ impl Tokens {
                 i += 1;
             }
             let slot = self.spans.get_mut(self.len).ok_or(())?;
-            *slot = (start as u16, i as u16, false);
+            *slot = (start as u16, i as u16);
             self.len += 1;
         }
         Ok(())
@@ -133,11 +138,11 @@ impl Tokens {
     /// Token `i` of `line` (the line given to [`Tokens::split`]).
     pub fn get<'a>(&'a self, line: &'a [u8], i: usize) -> &'a [u8] {
         match self.spans[..self.len].get(i) {
-            Some(&(s, e, false)) => line.get(usize::from(s)..usize::from(e)).unwrap_or(&[]),
-            Some(&(s, e, true)) => self
+            Some(&(s, e)) if e & REWRITTEN != 0 => self
                 .extra
-                .get(usize::from(s)..usize::from(e))
+                .get(usize::from(s)..usize::from(e & !REWRITTEN))
                 .unwrap_or(&[]),
+            Some(&(s, e)) => line.get(usize::from(s)..usize::from(e)).unwrap_or(&[]),
             None => &[],
         }
     }
@@ -157,7 +162,7 @@ impl Tokens {
         }
         self.extra[start..end].copy_from_slice(text);
         self.extra_len = end + 1;
-        self.spans[i] = (start as u16, end as u16, true);
+        self.spans[i] = (start as u16, end as u16 | REWRITTEN);
         Ok(())
     }
 }

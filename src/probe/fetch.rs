@@ -149,7 +149,7 @@ fn read(m: &dyn Machine, space: Space, addr: u64, dst: &mut [u8]) -> Result<(), 
 }
 
 /// `regs_get_kernel_argument()` (x86_64): six registers, then the stack.
-fn kernel_argument(m: &dyn Machine, n: u32) -> u64 {
+pub fn kernel_argument(m: &dyn Machine, n: u32) -> u64 {
     match ARGUMENT_REGS.get(n as usize) {
         Some(&off) => m.reg(off),
         None => m.stack_nth(n - (ARGUMENT_REGS.len() as u32 - 1)),

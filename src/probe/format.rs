@@ -181,15 +181,18 @@ pub fn print_fmt(w: &mut dyn Write, is_return: bool, args: &[Arg]) -> fmt::Resul
 }
 
 /// Writes the probe's line in `kprobe_events` (with its newline).
-/// `hashed` is what `%p` prints for an address probe's address.
+/// `hashed` is what `%p` prints for an address probe's address; `maxactive`
+/// what the kretprobe has (`register_kretprobe()` fills in a default, which
+/// C shows).
 pub fn readback<A: super::command::ArgList>(
     w: &mut dyn Write,
     p: &Probe<A>,
     hashed: u64,
+    maxactive: u32,
 ) -> fmt::Result {
     w.write_char(if p.is_return { 'r' } else { 'p' })?;
-    if p.is_return && p.maxactive != 0 {
-        write!(w, "{}", p.maxactive)?;
+    if p.is_return && maxactive != 0 {
+        write!(w, "{maxactive}")?;
     }
     write!(
         w,

@@ -74,17 +74,18 @@ fn answer(spec: &str) -> String {
             }
         }
         Ok(None) => out += "write: ok\n",
-        Ok(Some(mut p)) => {
+        Ok(Some(p)) => {
             out += "write: ok\n";
             // register_kretprobe() fills in the default maxactive, which
             // the read-back then shows: max(10, 2 * possible CPUs). A probe
             // on a module that is not loaded is not registered yet.
             let registered = !p.symbol.as_bytes().contains(&b':');
-            if p.is_return && p.maxactive == 0 && registered {
-                p.maxactive = 10;
+            let mut maxactive = p.maxactive;
+            if p.is_return && maxactive == 0 && registered {
+                maxactive = 10;
             }
             let mut s = String::new();
-            readback(&mut s, &p, 0).unwrap();
+            readback(&mut s, &p, 0, maxactive).unwrap();
             out += &format!("probe: {s}");
             for f in fields(p.is_return, &p.args) {
                 out += &format!("{}\n", f.to_string().replacen("\tfield:", "field: ", 1));

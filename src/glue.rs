@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! The probe language's view of the running kernel.
+//!
+//! [`KernelEnv`] answers the parser's questions (symbols, function entries,
+//! `%p` hashing, struct offsets); [`HitMachine`] is what the fetch
+//! interpreter reads on a probe hit (registers, stack, nofault memory,
+//! `current->comm`, symbols); [`KernelSymbols`] prints symbols in the trace
+//! text. All through the kernel crate: no `unsafe` here.
+
+use kernel::{kallsyms, kprobes::PtRegs, prelude::*, str::CString};
+
+use crate::probe::{command::Env, error::errno, fetch, output};
+
+/// Parse-time environment.
+pub(crate) struct KernelEnv;
+
+/// `symbol` as a C string, or `None` if it cannot be one.
+fn c_string(bytes: &[u8]) -> Option<CString> {
+    let s = core::str::from_utf8(bytes).ok()?;
+    CString::try_from_fmt(kernel::fmt!("{s}")).ok()
+}
+
+impl Env for KernelEnv {
+    fn validate_symbol(&self, symbol: &[u8]) -> Result<(), i32> {
+        // validate_probe_symbol(): `MOD:SYM` counts in that module only; a
+        // module that is not loaded has no symbols, and is accepted (the
+        // probe is registered when it loads).
+        let (module, name) = match symbol.iter().position(|&c| c == b':') {
+            Some(p) => (Some(&symbol[..p]), &symbol[p + 1..]),
+            None => (None, symbol),
+        };
+        let name = c_string(name).ok_or(errno::ENOENT)?;
+        let n = match module {
+            Some(m) => {
+                let m = c_string(m).ok_or(errno::ENOENT)?;
+                let n = kallsyms::count(Some(&m), &name);
+                if n == 0 {
+                    return Ok(());
+                }
+                n
+            }
+            None => kallsyms::count(None, &name),
+        };
+        match n {
+            0 => Err(errno::ENOENT),
+            1 => Ok(()),
+            _ => Err(errno::EADDRNOTAVAIL),
+        }
+    }
+
+    fn on_func_entry(&self, symbol: &[u8], offset: u64) -> Result<(), i32> {
+        let s = c_string(symbol).ok_or(errno::ENOENT)?;
+        kallsyms::on_func_entry(&s, offset as u32).map_err(|e| -e.to_errno())
+    }
+
+    fn hash_pointer(&self, addr: u64) -> u64 {
+        kallsyms::hash_pointer(addr as usize)
+    }
+
+    fn dentry_name_offset(&self) -> usize {
+        kallsyms::DENTRY_NAME_OFFSET
+    }
+
+    fn file_dentry_offset(&self) -> usize {
+        kallsyms::FILE_DENTRY_OFFSET
+    }
+}
+
+impl KernelEnv {
+    /// What `%p` prints for `addr`.
+    pub(crate) fn hash(&self, addr: u64) -> u64 {
+        kallsyms::hash_pointer(addr as usize)
+    }
+}
+
+/// `kallsyms_lookup_name()` for `@SYM` arguments.
+pub(crate) fn lookup(name: &[u8]) -> u64 {
+    c_string(name).map_or(0, |n| kallsyms::lookup_name(&n) as u64)
+}
+
+/// The machine at a probe hit.
+pub(crate) struct HitMachine<'a>(pub(crate) &'a PtRegs);
+
+impl fetch::Machine for HitMachine<'_> {
+    fn reg(&self, offset: u32) -> u64 {
+        self.0.register(offset)
+    }
+    fn stack_nth(&self, n: u32) -> u64 {
+        self.0.stack_nth(n) as u64
+    }
+    fn stack_pointer(&self) -> u64 {
+        self.0.sp() as u64
+    }
+    fn retval(&self) -> u64 {
+        self.0.return_value() as u64
+    }
+    fn task_size(&self) -> u64 {
+        kallsyms::task_size() as u64
+    }
+    fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), fetch::Fault> {
+        kallsyms::read_kernel(addr as usize, dst).map_err(|_| fetch::Fault)
+    }
+    fn read_user(&self, addr: u64, dst: &mut [u8]) -> Result<(), fetch::Fault> {
+        kallsyms::read_user(addr as usize, dst).map_err(|_| fetch::Fault)
+    }
+    fn strncpy_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<usize, fetch::Fault> {
+        kallsyms::strncpy_kernel(addr as usize, dst).map_err(|_| fetch::Fault)
+    }
+    fn strncpy_user(&self, addr: u64, dst: &mut [u8]) -> Result<usize, fetch::Fault> {
+        kallsyms::strncpy_user(addr as usize, dst).map_err(|_| fetch::Fault)
+    }
+    fn comm(&self) -> [u8; 16] {
+        kallsyms::current_comm()
+    }
+    fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
+        let mut buf = [0u8; kallsyms::SYMBOL_LEN];
+        let n = kallsyms::sprint_symbol(addr as usize, &mut buf).min(dst.len());
+        dst[..n].copy_from_slice(&buf[..n]);
+        n
+    }
+}
+
+/// Symbols for the trace text.
+pub(crate) struct KernelSymbols;
+
+fn put_symbol(out: &mut dyn core::fmt::Write, text: &[u8]) -> core::fmt::Result {
+    match core::str::from_utf8(text) {
+        Ok(s) => out.write_str(s),
+        Err(_) => Ok(()),
+    }
+}
+
+impl output::Symbols for KernelSymbols {
+    fn with_offset(&self, addr: u64, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
+        let mut buf = [0u8; kallsyms::SYMBOL_LEN];
+        let n = kallsyms::sprint_symbol(addr as usize, &mut buf);
+        let text = &buf[..n];
+        // sprint_symbol() falls back to the hex address: print nothing then,
+        // and let the caller print it the C way.
+        if text.starts_with(b"0x") {
+            return Ok(());
+        }
+        put_symbol(out, text)
+    }
+
+    fn name(&self, addr: u64, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
+        let mut buf = [0u8; kallsyms::SYMBOL_LEN];
+        let n = kallsyms::sprint_symbol_no_offset(addr as usize, &mut buf);
+        let text = &buf[..n];
+        if text.starts_with(b"0x") {
+            return Ok(());
+        }
+        put_symbol(out, text)
+    }
+}
