@@ -27,6 +27,7 @@ warnings_before=$(dmesg | grep -cE 'WARNING:|BUG:|Oops')
 check "modprobe rust_kprobe_events" modprobe rust_kprobe_events
 check "module is live" grep -qx live /sys/module/rust_kprobe_events/initstate
 check "module said it loaded" sh -c 'dmesg | grep -q "rust_kprobe_events: loaded"'
+check "kprobe_events and kprobe_profile exist" sh -c 'test -e /sys/kernel/tracing/kprobe_events && test -e /sys/kernel/tracing/kprobe_profile'
 check "rmmod rust_kprobe_events" rmmod rust_kprobe_events
 check "module is gone" sh -c '! [ -e /sys/module/rust_kprobe_events ]'
 check "load and unload again" sh -c 'modprobe rust_kprobe_events && rmmod rust_kprobe_events'
