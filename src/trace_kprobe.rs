@@ -11,6 +11,7 @@
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use kernel::{
+    c_str,
     kprobes::{self, HitBuffers, Place, PtRegs},
     prelude::*,
     str::CString,
@@ -23,7 +24,7 @@ use crate::glue::{self, HitMachine, KernelEnv, KernelSymbols};
 use crate::probe::{
     arg::Arg,
     command::{self, ArgList, Place as SpecPlace, Probe, Tokens},
-    error::{errno, ParseError},
+    error::{caret_position, errno, Code, ParseError},
     fetch, format, output,
     removal::Removal,
     text::Bytes,
@@ -250,6 +251,26 @@ impl core::fmt::Display for PrintFmt<'_> {
     }
 }
 
+/// Why a definition failed.
+enum Fail {
+    /// What C logs in `error_log` (or not), with its errno.
+    Parse(ParseError),
+    /// Out of memory and the like.
+    Kernel(Error),
+}
+
+impl From<Error> for Fail {
+    fn from(e: Error) -> Self {
+        Fail::Kernel(e)
+    }
+}
+
+impl From<kernel::alloc::AllocError> for Fail {
+    fn from(_: kernel::alloc::AllocError) -> Self {
+        Fail::Kernel(ENOMEM)
+    }
+}
+
 /// Maps a parse error to the write's error.
 fn to_error(e: ParseError) -> Error {
     let n = if e.errno == errno::ECANCELED { errno::EINVAL } else { e.errno };
@@ -261,6 +282,7 @@ fn to_error(e: ParseError) -> Error {
 pub(crate) struct Probes {
     #[pin]
     list: Mutex<KVec<TraceKprobe>>,
+    errors: trace_event::ErrorLog,
     buffers: Arc<HitBuffers>,
     module: &'static ThisModule,
     group: &'static [u8],
@@ -270,9 +292,11 @@ impl Probes {
     /// No probes; events default to group `group`.
     pub(crate) fn new(module: &'static ThisModule, group: &'static [u8]) -> Result<Arc<Self>> {
         let buffers = Arc::new(HitBuffers::new()?, GFP_KERNEL)?;
+        let errors = trace_event::ErrorLog::new(&crate::probe::error::TEXTS)?;
         Arc::pin_init(
             pin_init!(Probes {
                 list <- kernel::new_mutex!(KVec::new()),
+                errors,
                 buffers,
                 module,
                 group,
@@ -281,21 +305,48 @@ impl Probes {
         )
     }
 
+    /// Logs `e` in `error_log` as C does, against the command as `tokens`
+    /// hold it; returns the write's error.
+    fn fail(&self, line: &[u8], tokens: &Tokens, e: ParseError) -> Error {
+        if let Some((code, caret)) = e.log {
+            let mut cmd = KVec::new();
+            for (i, t) in tokens.iter(line).enumerate() {
+                if (i != 0 && cmd.push(b' ', GFP_KERNEL).is_err()) || cmd.extend_from_slice(t, GFP_KERNEL).is_err() {
+                    return to_error(e);
+                }
+            }
+            let pos = caret_position(tokens.iter(line), caret);
+            if let Ok(cmd) = cstring(&cmd) {
+                self.errors.log(c_str!("trace_kprobe"), &cmd, code as usize, pos);
+            }
+        }
+        to_error(e)
+    }
+
     /// Runs one command line of `kprobe_events`.
     pub(crate) fn command(&self, line: &[u8]) -> Result {
         if line.first() == Some(&b'-') {
             return self.remove(line);
         }
         let mut tokens = KBox::new(Tokens::new(), GFP_KERNEL)?;
-        let mut spec = match command::parse(line, &mut tokens, &KernelEnv, Args(KVec::new())) {
+        match self.create(line, &mut tokens) {
+            Ok(()) => Ok(()),
+            Err(Fail::Parse(e)) => Err(self.fail(line, &tokens, e)),
+            Err(Fail::Kernel(e)) => Err(e),
+        }
+    }
+
+    fn create(&self, line: &[u8], tokens: &mut Tokens) -> Result<(), Fail> {
+        let mut spec = match command::parse(line, tokens, &KernelEnv, Args(KVec::new())) {
             Ok(None) => return Ok(()),
             Ok(Some(p)) => p,
-            Err(e) => return Err(to_error(e)),
+            Err(e) => return Err(Fail::Parse(e)),
         };
         if self.group != command::DEFAULT_GROUP && spec.group.as_bytes() == command::DEFAULT_GROUP {
             spec.group = command::Name::from_bytes(self.group).unwrap_or_default();
         }
-        command::resolve_symbols(&mut spec.args.0, &|n| glue::lookup(n)).map_err(|e| to_error(command::registration_error(e)))?;
+        command::resolve_symbols(&mut spec.args.0, &|n| glue::lookup(n))
+            .map_err(|e| Fail::Parse(command::registration_error(e)))?;
 
         let mut list = self.list.lock();
         if list
@@ -303,7 +354,7 @@ impl Probes {
             .any(|p| p.shared.spec.event.as_bytes() == spec.event.as_bytes() && p.shared.spec.group.as_bytes() == spec.group.as_bytes())
         {
             // Appending to an existing event (multi-probe) is not done yet.
-            return Err(EEXIST);
+            return Err(Fail::Kernel(EEXIST));
         }
         let mut field_strings = KVec::new();
         for f in format::fields(spec.is_return, spec.args.as_slice()) {
@@ -342,7 +393,13 @@ impl Probes {
             trace_event::Registration::new(system, name, print_fmt, self.module, Event(shared.clone())),
             GFP_KERNEL,
         )
-        .map_err(|e| if e == EEXIST { EEXIST } else { e })?;
+        .map_err(|e| {
+            if e == EEXIST {
+                Fail::Parse(ParseError::logged(errno::EEXIST, Code::EventExist, 0, 0))
+            } else {
+                Fail::Kernel(e)
+            }
+        })?;
         let place = if place_sym {
             Place::Symbol(&symbol, place_off)
         } else {
@@ -371,7 +428,7 @@ impl Probes {
             Err(e) => {
                 let mut event = event;
                 let _ = event.as_mut().remove();
-                return Err(to_error(command::registration_error(-e.to_errno())));
+                return Err(Fail::Parse(command::registration_error(-e.to_errno())));
             }
         };
         list.push(TraceKprobe { shared, event, probe }, GFP_KERNEL)?;

@@ -176,6 +176,71 @@ impl Drop for Reservation<'_> {
     }
 }
 
+/// A message table for `error_log` (`tracing_log_err()`).
+///
+/// The error log keeps a pointer to the table, so dropping it first drops
+/// the entries that use it (`tracing_log_err_forget()`, a kernel patch).
+///
+/// # Invariants
+///
+/// `ptrs[i]` points to the NUL-terminated `texts[i]`; both live until drop.
+pub struct ErrorLog {
+    texts: KVec<CString>,
+    ptrs: KVec<*const u8>,
+}
+
+// SAFETY: the table is immutable after creation; C only reads it.
+unsafe impl Send for ErrorLog {}
+// SAFETY: as above.
+unsafe impl Sync for ErrorLog {}
+
+impl ErrorLog {
+    /// A table of `texts`, indexed by error code.
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM`.
+    pub fn new(texts: &[&str]) -> Result<Self> {
+        let mut t = KVec::with_capacity(texts.len(), GFP_KERNEL)?;
+        for s in texts {
+            t.push(CString::try_from_fmt(crate::fmt!("{s}"))?, GFP_KERNEL)?;
+        }
+        let mut ptrs = KVec::with_capacity(t.len(), GFP_KERNEL)?;
+        for c in t.iter() {
+            ptrs.push(c.as_char_ptr(), GFP_KERNEL)?;
+        }
+        Ok(ErrorLog { texts: t, ptrs })
+    }
+
+    /// Adds an entry to `error_log`: `[ts] LOC: error: TEXT`, the command
+    /// and a caret at `pos`. Codes past the table are ignored.
+    pub fn log(&self, loc: &CStr, cmd: &CStr, code: usize, pos: usize) {
+        if code >= self.texts.len() || code > usize::from(u8::MAX) {
+            return;
+        }
+        let pos = pos.min(usize::from(u16::MAX)) as u16;
+        // SAFETY: the strings are NUL-terminated; the table outlives the
+        // log entries (`Drop`).
+        unsafe {
+            bindings::tracing_log_err(
+                ptr::null_mut(),
+                loc.as_char_ptr(),
+                cmd.as_char_ptr(),
+                self.ptrs.as_ptr().cast_mut(),
+                code as u8,
+                pos,
+            )
+        };
+    }
+}
+
+impl Drop for ErrorLog {
+    fn drop(&mut self) {
+        // SAFETY: drops the log entries that point to this table.
+        unsafe { bindings::tracing_log_err_forget(self.ptrs.as_ptr().cast_mut()) };
+    }
+}
+
 /// Takes a reference on `module` so that it cannot be unloaded
 /// (`try_module_get()`); false if it is going away.
 pub fn module_get(module: &'static ThisModule) -> bool {
