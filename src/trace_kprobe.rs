@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
-//! The probes behind `kprobe_events`: each a trace event plus a kprobe or
-//! kretprobe whose handler runs the probe's fetch programs and writes the
-//! record into every instance the event is enabled in.
+//! The probes behind `kprobe_events`.
 //!
-//! The kprobes are registered armed; a hit does nothing but return while
-//! the event is enabled nowhere. (C registers them disarmed and arms them on
-//! enable, which saves the trap when nobody traces: not done yet.)
+//! An *event* (`events/<GRP>/<EVENT>/`) has one or more *probes* (a kprobe
+//! or kretprobe each, with its own fetch programs but the same argument
+//! names and types: a multi-probe event). A probe's handler runs its
+//! programs and writes the record into every instance the event is enabled
+//! in. `kprobe_events` lists probes in creation order, as C does.
+//!
+//! The kprobes are registered armed; a hit returns at once while the event
+//! is enabled nowhere. (C registers them disarmed and arms them on enable,
+//! which saves the trap when nobody traces: not done yet.)
 
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -26,7 +30,7 @@ use crate::probe::{
     command::{self, ArgList, Place as SpecPlace, Probe, Tokens},
     error::{caret_position, errno, Code, ParseError},
     fetch, format, output,
-    removal::Removal,
+    removal::{check_append, Removal},
     text::Bytes,
 };
 
@@ -43,42 +47,57 @@ impl ArgList for Args {
     }
 }
 
-/// What the event callbacks and the probe handler share.
-pub(crate) struct Shared {
-    spec: Probe<Args>,
-    /// `(type, name)` of each field after the common ones, as C strings.
-    field_strings: KVec<(CString, CString)>,
-    files: FileSet,
-    nhit: AtomicU64,
-    addr: AtomicUsize,
-    maxactive: AtomicU32,
-    buffers: Arc<HitBuffers>,
-    module: &'static ThisModule,
-}
-
 fn cstring(bytes: &[u8]) -> Result<CString> {
     CString::try_from_fmt(kernel::fmt!("{}", Bytes(bytes)))
 }
 
-impl Shared {
-    fn head_size(&self) -> usize {
-        format::head_size(self.spec.is_return)
-    }
+/// What an event's callbacks and its probes' handlers share.
+pub(crate) struct EventShared {
+    /// The event's name, for the trace text.
+    name: command::Name,
+    group: command::Name,
+    is_return: bool,
+    /// The record layout (the first probe's arguments: every probe of the
+    /// event has the same names, types and sizes).
+    layout: KVec<Arg>,
+    /// `(type, name)` of each field after the common ones, as C strings.
+    field_strings: KVec<(CString, CString)>,
+    files: FileSet,
+    module: &'static ThisModule,
+}
 
+impl EventShared {
+    fn head_size(&self) -> usize {
+        format::head_size(self.is_return)
+    }
+}
+
+/// What a probe's handler needs.
+pub(crate) struct ProbeShared {
+    spec: Probe<Args>,
+    event: Arc<EventShared>,
+    nhit: AtomicU64,
+    addr: AtomicUsize,
+    maxactive: AtomicU32,
+    buffers: Arc<HitBuffers>,
+}
+
+impl ProbeShared {
     /// Runs the programs and writes a record into each enabled instance.
     fn record(&self, regs: &PtRegs, edata: &[u8], head: [u64; 2]) {
-        if self.files.is_empty() {
+        let ev = &*self.event;
+        if ev.files.is_empty() {
             return;
         }
         self.nhit.fetch_add(1, Ordering::Relaxed);
-        let hs = self.head_size();
+        let hs = ev.head_size();
         let _ = self.buffers.with(|buf| {
             let Some(payload) = buf.get_mut(hs..) else {
                 return;
             };
             let n = fetch::store(self.spec.args.as_slice(), self.spec.size, &HitMachine(regs), edata, hs, payload);
             let payload = &payload[..n.min(payload.len())];
-            self.files.for_each(|f| {
+            ev.files.for_each(|f| {
                 if f.soft_disabled() {
                     return;
                 }
@@ -103,17 +122,19 @@ impl Shared {
 }
 
 /// The kprobe handler.
-pub(crate) struct Hit(Arc<Shared>);
+pub(crate) struct Hit(Arc<ProbeShared>);
 
 impl kprobes::Handler for Hit {
     fn pre_handler(&self, regs: &PtRegs) {
+        // C records the probe's address, not `regs->ip` (one past it with
+        // kprobes on ftrace).
         let ip = self.0.addr.load(Ordering::Relaxed) as u64;
         self.0.record(regs, &[], [ip, 0]);
     }
 }
 
 /// The kretprobe handlers.
-pub(crate) struct RetHit(Arc<Shared>);
+pub(crate) struct RetHit(Arc<ProbeShared>);
 
 impl kprobes::RetHandler for RetHit {
     fn entry(&self, regs: &PtRegs, data: &mut [u8]) {
@@ -132,14 +153,14 @@ impl kprobes::RetHandler for RetHit {
     }
 }
 
-/// The trace event.
-pub(crate) struct Event(Arc<Shared>);
+/// The trace event's callbacks.
+pub(crate) struct Event(Arc<EventShared>);
 
 #[vtable]
 impl trace_event::Event for Event {
     fn define_fields<'a>(&'a self, fields: &mut Fields<'a>) -> Result {
-        let s = &*self.0;
-        for (f, (ty, name)) in format::fields(s.spec.is_return, s.spec.args.as_slice()).zip(s.field_strings.iter()) {
+        let e = &*self.0;
+        for (f, (ty, name)) in format::fields(e.is_return, &e.layout).zip(e.field_strings.iter()) {
             fields.define(&Field {
                 ty,
                 name,
@@ -152,23 +173,27 @@ impl trace_event::Event for Event {
     }
 
     fn print(&self, record: &[u8], out: &mut TraceSeq) -> core::fmt::Result {
-        let s = &*self.0;
+        let e = &*self.0;
         let word = |at: usize| {
             record
                 .get(at..at + 8)
                 .and_then(|b| b.try_into().ok())
                 .map_or(0, u64::from_ne_bytes)
         };
-        let head = if s.spec.is_return {
-            output::Head::Kretprobe { func: word(8), ret_ip: word(16) }
+        let head = if e.is_return {
+            output::Head::Kretprobe {
+                func: word(8),
+                ret_ip: word(16),
+            }
         } else {
             output::Head::Kprobe { ip: word(8) }
         };
-        let payload = record.get(s.head_size()..).unwrap_or(&[]);
-        output::print_event(out, s.spec.event.as_bytes(), head, s.spec.args.as_slice(), payload, &KernelSymbols)
+        let payload = record.get(e.head_size()..).unwrap_or(&[]);
+        output::print_event(out, e.name.as_bytes(), head, &e.layout, payload, &KernelSymbols)
     }
 
     fn register(&self, file: &EventFile) -> Result {
+        // An enabled event pins the module: it cannot be unloaded then.
         if !trace_event::module_get(self.0.module) {
             return Err(ENODEV);
         }
@@ -194,60 +219,40 @@ enum Kp {
 }
 
 /// One line of `kprobe_events`.
-pub(crate) struct TraceKprobe {
-    shared: Arc<Shared>,
-    event: Pin<KBox<trace_event::Registration<Event>>>,
-    probe: Kp,
-}
-
-/// Keeps the probes for which `f` says true, in order; after the first
-/// error, keeps the rest untouched and returns it.
-fn filter(list: &mut KVec<TraceKprobe>, mut f: impl FnMut(&mut TraceKprobe) -> Result<bool>) -> Result {
-    let mut keep = KVec::with_capacity(list.len(), GFP_KERNEL)?;
-    let old = core::mem::replace(list, KVec::new());
-    let mut result = Ok(());
-    for mut p in old {
-        let k = match result {
-            Ok(()) => f(&mut p).unwrap_or_else(|e| {
-                result = Err(e);
-                true
-            }),
-            Err(_) => true,
-        };
-        if k {
-            // Cannot fail: the capacity is there.
-            let _ = keep.push(p, GFP_KERNEL);
-        }
-    }
-    *list = keep;
-    result
+struct TraceKprobe {
+    shared: Arc<ProbeShared>,
+    _probe: Kp,
 }
 
 impl TraceKprobe {
-    /// Removes the event (unless enabled somewhere: `EBUSY`); the probe goes
-    /// when `self` is dropped.
-    fn remove_event(&mut self) -> Result {
-        if !self.shared.files.is_empty() {
-            return Err(EBUSY);
-        }
-        self.event.as_mut().remove()
-    }
-
     fn nmissed(&self) -> usize {
-        match &self.probe {
+        match &self._probe {
             Kp::Pending => 0,
             Kp::K(k) => k.nmissed(),
             Kp::R(r) => r.nmissed(),
         }
     }
+
+    fn hashed(&self) -> u64 {
+        match self.shared.spec.place {
+            SpecPlace::Addr(a) => KernelEnv.hash(a),
+            SpecPlace::Symbol { .. } => 0,
+        }
+    }
+}
+
+/// One `events/<GRP>/<EVENT>/`.
+struct TraceEvent {
+    shared: Arc<EventShared>,
+    reg: Pin<KBox<trace_event::Registration<Event>>>,
 }
 
 /// Print fmt text for `CString::try_from_fmt`.
-struct PrintFmt<'a>(&'a Probe<Args>);
+struct PrintFmt<'a>(bool, &'a [Arg]);
 
 impl core::fmt::Display for PrintFmt<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        format::print_fmt(f, self.0.is_return, self.0.args.as_slice())
+        format::print_fmt(f, self.0, self.1)
     }
 }
 
@@ -277,11 +282,68 @@ fn to_error(e: ParseError) -> Error {
     Error::from_errno(-n)
 }
 
-/// Every probe, in creation order.
+/// The probes in creation order, and their events.
+struct State {
+    probes: KVec<TraceKprobe>,
+    events: KVec<TraceEvent>,
+}
+
+impl State {
+    fn event_of(&self, group: &[u8], name: &[u8]) -> Option<usize> {
+        self.events
+            .iter()
+            .position(|e| e.shared.name.as_bytes() == name && group_of(e) == group)
+    }
+
+    /// Removes the events that have no probe left; stops at one that is
+    /// busy.
+    fn drop_empty_events(&mut self) -> Result {
+        let probes = &self.probes;
+        filter(&mut self.events, |e| {
+            if probes.iter().any(|p| Arc::ptr_eq(&p.shared.event, &e.shared)) {
+                return Ok(true);
+            }
+            if !e.shared.files.is_empty() {
+                return Err(EBUSY);
+            }
+            e.reg.as_mut().remove()?;
+            Ok(false)
+        })
+    }
+}
+
+fn group_of(e: &TraceEvent) -> &[u8] {
+    e.shared.group.as_bytes()
+}
+
+/// Keeps the items for which `f` says true, in order; after the first
+/// error, keeps the rest untouched and returns it.
+fn filter<T>(list: &mut KVec<T>, mut f: impl FnMut(&mut T) -> Result<bool>) -> Result {
+    let mut keep = KVec::with_capacity(list.len(), GFP_KERNEL)?;
+    let old = core::mem::replace(list, KVec::new());
+    let mut result = Ok(());
+    for mut p in old {
+        let k = match result {
+            Ok(()) => f(&mut p).unwrap_or_else(|e| {
+                result = Err(e);
+                true
+            }),
+            Err(_) => true,
+        };
+        if k {
+            // Cannot fail: the capacity is there.
+            let _ = keep.push(p, GFP_KERNEL);
+        }
+    }
+    *list = keep;
+    result
+}
+
+/// Everything behind `kprobe_events`.
 #[pin_data]
 pub(crate) struct Probes {
     #[pin]
-    list: Mutex<KVec<TraceKprobe>>,
+    state: Mutex<State>,
     errors: trace_event::ErrorLog,
     buffers: Arc<HitBuffers>,
     module: &'static ThisModule,
@@ -295,7 +357,7 @@ impl Probes {
         let errors = trace_event::ErrorLog::new(&crate::probe::error::TEXTS)?;
         Arc::pin_init(
             pin_init!(Probes {
-                list <- kernel::new_mutex!(KVec::new()),
+                state <- kernel::new_mutex!(State { probes: KVec::new(), events: KVec::new() }),
                 errors,
                 buffers,
                 module,
@@ -348,58 +410,37 @@ impl Probes {
         command::resolve_symbols(&mut spec.args.0, &|n| glue::lookup(n))
             .map_err(|e| Fail::Parse(command::registration_error(e)))?;
 
-        let mut list = self.list.lock();
-        if list
-            .iter()
-            .any(|p| p.shared.spec.event.as_bytes() == spec.event.as_bytes() && p.shared.spec.group.as_bytes() == spec.group.as_bytes())
-        {
-            // Appending to an existing event (multi-probe) is not done yet.
-            return Err(Fail::Kernel(EEXIST));
-        }
-        let mut field_strings = KVec::new();
-        for f in format::fields(spec.is_return, spec.args.as_slice()) {
-            let ty = if f.count != 0 {
-                CString::try_from_fmt(kernel::fmt!("{}[{}]", f.ty, f.count))?
-            } else {
-                CString::try_from_fmt(kernel::fmt!("{}", f.ty))?
-            };
-            field_strings.push((ty, cstring(f.name)?), GFP_KERNEL)?;
-        }
-        let system = cstring(spec.group.as_bytes())?;
-        let name = cstring(spec.event.as_bytes())?;
-        let print_fmt = CString::try_from_fmt(kernel::fmt!("{}", PrintFmt(&spec)))?;
+        let mut state = self.state.lock();
+        // register_trace_kprobe(): a probe on an existing event joins it.
+        let existing = state.event_of(spec.group.as_bytes(), spec.event.as_bytes());
+        let event = match existing {
+            Some(i) => {
+                let ev = state.events[i].shared.clone();
+                let siblings = state.probes.iter().filter(|p| Arc::ptr_eq(&p.shared.event, &ev)).map(|p| &p.shared.spec);
+                check_append(&spec, siblings).map_err(Fail::Parse)?;
+                ev
+            }
+            None => self.new_event(&mut state, &spec)?,
+        };
+
         let symbol = cstring(spec.symbol.as_bytes())?;
         let (place_sym, place_off, place_addr) = match spec.place {
             SpecPlace::Symbol { offset } => (true, offset, 0),
             SpecPlace::Addr(a) => (false, 0, a as usize),
         };
-        let is_return = spec.is_return;
-        let maxactive = spec.maxactive;
-        let data_size = spec.entry.data_size();
+        let (is_return, maxactive, data_size) = (spec.is_return, spec.maxactive, spec.entry.data_size());
+        let on_module = spec.symbol.as_bytes().contains(&b':');
         let shared = Arc::new(
-            Shared {
+            ProbeShared {
                 spec,
-                field_strings,
-                files: FileSet::new(),
+                event,
                 nhit: AtomicU64::new(0),
                 addr: AtomicUsize::new(0),
                 maxactive: AtomicU32::new(0),
                 buffers: self.buffers.clone(),
-                module: self.module,
             },
             GFP_KERNEL,
         )?;
-        let event = KBox::pin_init(
-            trace_event::Registration::new(system, name, print_fmt, self.module, Event(shared.clone())),
-            GFP_KERNEL,
-        )
-        .map_err(|e| {
-            if e == EEXIST {
-                Fail::Parse(ParseError::logged(errno::EEXIST, Code::EventExist, 0, 0))
-            } else {
-                Fail::Kernel(e)
-            }
-        })?;
         let place = if place_sym {
             Place::Symbol(&symbol, place_off)
         } else {
@@ -423,37 +464,95 @@ impl Probes {
         };
         let probe = match probe {
             Ok(p) => p,
-            // A probe on a module that is not loaded waits for it.
-            Err(e) if e == ENOENT && shared.spec.symbol.as_bytes().contains(&b':') => Kp::Pending,
+            // A probe on a module that is not loaded waits for it
+            // (trace_kprobe.c:665-668).
+            Err(e) if e == ENOENT && on_module => Kp::Pending,
             Err(e) => {
-                let mut event = event;
-                let _ = event.as_mut().remove();
+                drop(shared);
+                let _ = state.drop_empty_events();
                 return Err(Fail::Parse(command::registration_error(-e.to_errno())));
             }
         };
-        list.push(TraceKprobe { shared, event, probe }, GFP_KERNEL)?;
+        state.probes.push(TraceKprobe { shared, _probe: probe }, GFP_KERNEL)?;
         Ok(())
     }
 
-    /// `-:[GRP/][EVENT] ...`: removes the matching probes in order, stopping
-    /// at the first that is in use (`EBUSY`, as `dyn_event_release()`).
+    /// Creates the event of a new probe.
+    fn new_event(&self, state: &mut State, spec: &Probe<Args>) -> Result<Arc<EventShared>, Fail> {
+        let mut field_strings = KVec::new();
+        for f in format::fields(spec.is_return, spec.args.as_slice()) {
+            let ty = if f.count != 0 {
+                CString::try_from_fmt(kernel::fmt!("{}[{}]", f.ty, f.count))?
+            } else {
+                CString::try_from_fmt(kernel::fmt!("{}", f.ty))?
+            };
+            field_strings.push((ty, cstring(f.name)?), GFP_KERNEL)?;
+        }
+        let mut layout = KVec::with_capacity(spec.args.as_slice().len(), GFP_KERNEL)?;
+        for a in spec.args.as_slice() {
+            layout.push(a.clone(), GFP_KERNEL)?;
+        }
+        let shared = Arc::new(
+            EventShared {
+                name: spec.event,
+                group: spec.group,
+                is_return: spec.is_return,
+                layout,
+                field_strings,
+                files: FileSet::new(),
+                module: self.module,
+            },
+            GFP_KERNEL,
+        )?;
+        let system = cstring(spec.group.as_bytes())?;
+        let name = cstring(spec.event.as_bytes())?;
+        let print_fmt = CString::try_from_fmt(kernel::fmt!("{}", PrintFmt(spec.is_return, spec.args.as_slice())))?;
+        let reg = KBox::pin_init(
+            trace_event::Registration::new(system, name, print_fmt, self.module, Event(shared.clone())),
+            GFP_KERNEL,
+        )
+        .map_err(|e| {
+            if e == EEXIST {
+                Fail::Parse(ParseError::logged(errno::EEXIST, Code::EventExist, 0, 0))
+            } else {
+                Fail::Kernel(e)
+            }
+        })?;
+        state.events.push(TraceEvent { shared: shared.clone(), reg }, GFP_KERNEL)?;
+        Ok(shared)
+    }
+
+    /// `-:[GRP/][EVENT] ...`: removes the matching probes in order
+    /// (`dyn_event_release()`). A probe with siblings goes even while its
+    /// event is enabled; the last probe of an enabled event is `EBUSY`
+    /// (`unregister_trace_kprobe()`).
     fn remove(&self, line: &[u8]) -> Result {
         let mut tokens = KBox::new(Tokens::new(), GFP_KERNEL)?;
         let r = Removal::parse(line, &mut tokens).map_err(|e| Error::from_errno(-e))?;
-        let mut list = self.list.lock();
+        let mut guard = self.state.lock();
+        let state = &mut *guard;
         let mut found = false;
-        filter(&mut list, |p| {
-            let hashed = match p.shared.spec.place {
-                SpecPlace::Addr(a) => glue::KernelEnv.hash(a),
-                SpecPlace::Symbol { .. } => 0,
-            };
-            if !r.matches(line, &tokens, &p.shared.spec, hashed) {
+        let mut counts = KVec::with_capacity(state.probes.len(), GFP_KERNEL)?;
+        for p in state.probes.iter() {
+            let n = state.probes.iter().filter(|q| Arc::ptr_eq(&q.shared.event, &p.shared.event)).count();
+            counts.push(n, GFP_KERNEL)?;
+        }
+        let mut i = 0;
+        let res = filter(&mut state.probes, |p| {
+            let siblings = counts.get(i).copied().unwrap_or(1);
+            i += 1;
+            if !r.matches(line, &tokens, &p.shared.spec, p.hashed()) {
                 return Ok(true);
             }
             found = true;
-            p.remove_event()?;
+            if siblings <= 1 && !p.shared.event.files.is_empty() {
+                return Err(EBUSY);
+            }
+            // The kprobe is unregistered when `p` is dropped.
             Ok(false)
-        })?;
+        });
+        let res = res.and_then(|()| state.drop_empty_events());
+        res?;
         if found {
             Ok(())
         } else {
@@ -463,29 +562,26 @@ impl Probes {
 
     /// `echo > kprobe_events`: removes every probe, or none if one is in use.
     pub(crate) fn clear(&self) -> Result {
-        let mut list = self.list.lock();
-        if list.iter().any(|p| !p.shared.files.is_empty()) {
+        let mut state = self.state.lock();
+        if state.events.iter().any(|e| !e.shared.files.is_empty()) {
             return Err(EBUSY);
         }
-        filter(&mut list, |p| p.remove_event().map(|()| false))
+        state.probes = KVec::new();
+        state.drop_empty_events()
     }
 
     /// The read-back of `kprobe_events`.
     pub(crate) fn show(&self, w: &mut dyn core::fmt::Write) -> Result {
-        for p in self.list.lock().iter() {
+        for p in self.state.lock().probes.iter() {
             let s = &p.shared;
-            let hashed = match s.spec.place {
-                SpecPlace::Addr(a) => glue::KernelEnv.hash(a),
-                SpecPlace::Symbol { .. } => 0,
-            };
-            format::readback(w, &s.spec, hashed, s.maxactive.load(Ordering::Relaxed)).map_err(|_| ENOMEM)?;
+            format::readback(w, &s.spec, p.hashed(), s.maxactive.load(Ordering::Relaxed)).map_err(|_| ENOMEM)?;
         }
         Ok(())
     }
 
     /// `kprobe_profile`: `  %-44s %15lu %15lu` per probe.
     pub(crate) fn profile(&self, w: &mut dyn core::fmt::Write) -> Result {
-        for p in self.list.lock().iter() {
+        for p in self.state.lock().probes.iter() {
             let s = &p.shared;
             let name = s.spec.event.as_bytes();
             let pad = 44usize.saturating_sub(name.len());
