@@ -320,7 +320,7 @@ fn group_of(e: &TraceEvent) -> &[u8] {
 /// error, keeps the rest untouched and returns it.
 fn filter<T>(list: &mut KVec<T>, mut f: impl FnMut(&mut T) -> Result<bool>) -> Result {
     let mut keep = KVec::with_capacity(list.len(), GFP_KERNEL)?;
-    let old = core::mem::replace(list, KVec::new());
+    let old = core::mem::take(list);
     let mut result = Ok(());
     for mut p in old {
         let k = match result {

@@ -7,6 +7,43 @@
 //! them.
 //!
 //! C header: [`include/linux/kallsyms.h`](srctree/include/linux/kallsyms.h)
+//!
+//! # Examples
+//!
+//! ```
+//! use kernel::{c_str, kallsyms};
+//!
+//! let addr = kallsyms::lookup_name(c_str!("vfs_read"));
+//! assert_ne!(addr, 0);
+//! assert_eq!(kallsyms::lookup_name(c_str!("no_such_symbol_zz")), 0);
+//! assert_eq!(kallsyms::count(None, c_str!("vfs_read")), 1);
+//! assert_eq!(kallsyms::count(None, c_str!("no_such_symbol_zz")), 0);
+//!
+//! let mut buf = [0u8; kallsyms::SYMBOL_LEN];
+//! let n = kallsyms::sprint_symbol(addr + 4, &mut buf);
+//! assert!(buf[..n].starts_with(b"vfs_read+0x4/0x"));
+//! let n = kallsyms::sprint_symbol_no_offset(addr + 4, &mut buf);
+//! assert_eq!(&buf[..n], b"vfs_read");
+//!
+//! // A function entry is +0 (up to +4, the ENDBR, with IBT); +5 is not.
+//! assert!(kallsyms::on_func_entry(c_str!("vfs_read"), 0).is_ok());
+//! assert_eq!(kallsyms::on_func_entry(c_str!("vfs_read"), 5), Err(EINVAL));
+//!
+//! // Nofault reads: a kernel string, and an address that faults.
+//! let s = c_str!("hello");
+//! let mut out = [0u8; 16];
+//! assert_eq!(kallsyms::strncpy_kernel(s.as_char_ptr() as usize, &mut out), Ok(6));
+//! assert_eq!(&out[..6], b"hello\0");
+//! assert_eq!(kallsyms::strncpy_kernel(s.as_char_ptr() as usize, &mut out[..3]), Ok(3));
+//! assert_eq!(&out[..3], b"he\0");
+//! let mut w = [0u8; 8];
+//! // A user-space address is not read as kernel memory.
+//! assert!(kallsyms::read_kernel(8, &mut w).is_err());
+//! assert!(kallsyms::read_kernel(s.as_char_ptr() as usize, &mut w[..2]).is_ok());
+//! assert_eq!(&w[..2], b"he");
+//! assert!(kallsyms::task_size() > 0x1000);
+//! assert_ne!(kallsyms::hash_pointer(addr), 0);
+//! ```
 
 use crate::{bindings, error::Result, prelude::*, str::CStr};
 use core::ffi::c_void;
@@ -28,6 +65,9 @@ pub fn lookup_name(name: &CStr) -> usize {
     unsafe { bindings::kallsyms_lookup_name(name.as_char_ptr()) as usize }
 }
 
+/// # Safety
+///
+/// `data` must be the `usize` counter given to the iteration.
 unsafe extern "C" fn count_one(data: *mut c_void, _addr: usize) -> core::ffi::c_int {
     // SAFETY: `data` is the counter passed below.
     unsafe { *data.cast::<usize>() += 1 };
@@ -39,7 +79,15 @@ struct ModCount<'a> {
     count: usize,
 }
 
-unsafe extern "C" fn count_mod(data: *mut c_void, name: *const u8, _addr: usize) -> core::ffi::c_int {
+/// # Safety
+///
+/// `data` must be the `ModCount` given to the iteration, `name` a symbol
+/// name.
+unsafe extern "C" fn count_mod(
+    data: *mut c_void,
+    name: *const u8,
+    _addr: usize,
+) -> core::ffi::c_int {
     // SAFETY: `data` is the `ModCount` passed below; `name` is a symbol name.
     unsafe {
         let c = &mut *data.cast::<ModCount<'_>>();
@@ -57,13 +105,23 @@ pub fn count(module: Option<&CStr>, name: &CStr) -> usize {
     if module.is_none() {
         // SAFETY: the callback only counts; `n` outlives the call.
         unsafe {
-            bindings::kallsyms_on_each_match_symbol(Some(count_one), name.as_char_ptr(), (&mut n as *mut usize).cast())
+            bindings::kallsyms_on_each_match_symbol(
+                Some(count_one),
+                name.as_char_ptr(),
+                (&mut n as *mut usize).cast(),
+            )
         };
     }
     let mut c = ModCount { name, count: 0 };
     let m = module.map_or(core::ptr::null(), |m| m.as_char_ptr());
     // SAFETY: as above.
-    unsafe { bindings::module_kallsyms_on_each_symbol(m, Some(count_mod), (&mut c as *mut ModCount<'_>).cast()) };
+    unsafe {
+        bindings::module_kallsyms_on_each_symbol(
+            m,
+            Some(count_mod),
+            (&mut c as *mut ModCount<'_>).cast(),
+        )
+    };
     n + c.count
 }
 
@@ -90,19 +148,30 @@ pub fn sprint_symbol_no_offset(addr: usize, buf: &mut [u8; SYMBOL_LEN]) -> usize
 /// `EINVAL`: not an entry; `ENOENT`: no such symbol.
 pub fn on_func_entry(sym: &CStr, offset: u32) -> Result {
     // SAFETY: `sym` is NUL-terminated.
-    crate::error::to_result(unsafe { bindings::kprobe_on_func_entry(core::ptr::null_mut(), sym.as_char_ptr(), offset as _) })
+    crate::error::to_result(unsafe {
+        bindings::kprobe_on_func_entry(core::ptr::null_mut(), sym.as_char_ptr(), offset as _)
+    })
 }
 
 /// What `%p` prints for `addr`: the hashed value.
 pub fn hash_pointer(addr: usize) -> u64 {
     let mut buf = [0u8; 24];
     // SAFETY: the format takes one pointer; `buf` is big enough.
-    let n = unsafe { bindings::snprintf(buf.as_mut_ptr(), buf.len(), crate::c_str!("%p").as_char_ptr(), addr as *const c_void) };
+    let n = unsafe {
+        bindings::snprintf(
+            buf.as_mut_ptr(),
+            buf.len(),
+            crate::c_str!("%p").as_char_ptr(),
+            addr as *const c_void,
+        )
+    };
     let n = (n.max(0) as usize).min(buf.len());
-    buf[..n].iter().fold(0u64, |v, &c| match (c as char).to_digit(16) {
-        Some(d) => (v << 4) | u64::from(d),
-        None => v,
-    })
+    buf[..n]
+        .iter()
+        .fold(0u64, |v, &c| match (c as char).to_digit(16) {
+            Some(d) => (v << 4) | u64::from(d),
+            None => v,
+        })
 }
 
 /// `current->comm`.
@@ -114,7 +183,7 @@ pub fn current_comm() -> [u8; 16] {
         let c = &(*t).comm;
         let mut out = [0u8; 16];
         for (o, &b) in out.iter_mut().zip(c.iter()) {
-            *o = b as u8;
+            *o = b;
         }
         out
     }
@@ -127,7 +196,13 @@ pub fn current_comm() -> [u8; 16] {
 /// `EFAULT`.
 pub fn read_kernel(addr: usize, dst: &mut [u8]) -> Result {
     // SAFETY: `dst` is valid for writes; the source is read without faulting.
-    crate::error::to_result(unsafe { bindings::copy_from_kernel_nofault(dst.as_mut_ptr().cast(), addr as *const c_void, dst.len()) } as i32)
+    crate::error::to_result(unsafe {
+        bindings::copy_from_kernel_nofault(
+            dst.as_mut_ptr().cast(),
+            addr as *const c_void,
+            dst.len(),
+        )
+    } as i32)
 }
 
 /// `copy_from_user_nofault()`.
@@ -137,7 +212,9 @@ pub fn read_kernel(addr: usize, dst: &mut [u8]) -> Result {
 /// `EFAULT`.
 pub fn read_user(addr: usize, dst: &mut [u8]) -> Result {
     // SAFETY: as above.
-    crate::error::to_result(unsafe { bindings::copy_from_user_nofault(dst.as_mut_ptr().cast(), addr as *const c_void, dst.len()) } as i32)
+    crate::error::to_result(unsafe {
+        bindings::copy_from_user_nofault(dst.as_mut_ptr().cast(), addr as *const c_void, dst.len())
+    } as i32)
 }
 
 /// `strncpy_from_kernel_nofault()`: bytes stored including the NUL.
@@ -147,7 +224,13 @@ pub fn read_user(addr: usize, dst: &mut [u8]) -> Result {
 /// `EFAULT`.
 pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
     // SAFETY: `dst` is valid for writes of its length.
-    let n = unsafe { bindings::strncpy_from_kernel_nofault(dst.as_mut_ptr(), addr as *const c_void, dst.len() as _) };
+    let n = unsafe {
+        bindings::strncpy_from_kernel_nofault(
+            dst.as_mut_ptr(),
+            addr as *const c_void,
+            dst.len() as _,
+        )
+    };
     if n < 0 {
         return Err(EFAULT);
     }
@@ -162,7 +245,9 @@ pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
 /// `EFAULT`.
 pub fn strncpy_user(addr: usize, dst: &mut [u8]) -> Result<usize> {
     // SAFETY: as above.
-    let n = unsafe { bindings::strncpy_from_user_nofault(dst.as_mut_ptr(), addr as *const c_void, dst.len() as _) };
+    let n = unsafe {
+        bindings::strncpy_from_user_nofault(dst.as_mut_ptr(), addr as *const c_void, dst.len() as _)
+    };
     if n < 0 {
         return Err(EFAULT);
     }

@@ -84,7 +84,7 @@ impl PtRegs {
     pub fn stack_nth(&self, n: u32) -> usize {
         let sp = self.sp();
         let addr = sp.wrapping_add(n as usize * 8);
-        let mask = !(bindings::THREAD_SIZE as usize - 1);
+        let mask = !(bindings::THREAD_SIZE - 1);
         if addr & mask != sp & mask {
             return 0;
         }
@@ -322,6 +322,53 @@ pub trait RetHandler: Sync {
 
 /// A registered kretprobe (a return probe).
 ///
+/// # Examples
+///
+/// Seeing what `kstrtouint()` returns, with an argument saved at entry:
+///
+/// ```
+/// use core::sync::atomic::{AtomicUsize, Ordering};
+/// use kernel::c_str;
+/// use kernel::kprobes::{Place, PtRegs, RetHandler, RetRegistration};
+///
+/// struct Ret {
+///     target: usize,
+///     last: AtomicUsize,
+///     hits: AtomicUsize,
+/// }
+///
+/// impl RetHandler for Ret {
+///     fn entry(&self, regs: &PtRegs, data: &mut [u8]) {
+///         // Save the first argument (%di, offset 112) for the return.
+///         data.copy_from_slice(&regs.register(112).to_ne_bytes());
+///     }
+///     fn ret(&self, regs: &PtRegs, ret_ip: usize, data: &[u8]) {
+///         let arg = usize::from_ne_bytes(data.try_into().unwrap_or([0; 8]));
+///         if arg == self.target && ret_ip != 0 {
+///             self.last.store(regs.return_value(), Ordering::Relaxed);
+///             self.hits.fetch_add(1, Ordering::Relaxed);
+///         }
+///     }
+/// }
+///
+/// let s = c_str!("x");
+/// let h = Ret { target: s.as_char_ptr() as usize, last: AtomicUsize::new(0), hits: AtomicUsize::new(0) };
+/// let rp = KBox::pin_init(RetRegistration::new(Place::Symbol(c_str!("kstrtouint"), 0), 0, 8, false, h)?, GFP_KERNEL)?;
+/// assert!(rp.maxactive() > 0);
+/// let mut v = 0u32;
+/// // SAFETY: a NUL-terminated string and a valid output pointer.
+/// let r = unsafe { kernel::bindings::kstrtouint(s.as_char_ptr(), 10, &mut v) };
+/// assert_eq!(r, -22);
+/// assert_eq!(rp.handler().hits.load(Ordering::Relaxed), 1);
+/// assert_eq!(rp.handler().last.load(Ordering::Relaxed) as i32, -22);
+///
+/// // Not a function entry: EINVAL.
+/// let h = Ret { target: 0, last: AtomicUsize::new(0), hits: AtomicUsize::new(0) };
+/// let bad = KBox::pin_init(RetRegistration::new(Place::Symbol(c_str!("kstrtouint"), 1), 0, 0, false, h)?, GFP_KERNEL);
+/// assert!(bad.is_err());
+/// # Ok::<(), Error>(())
+/// ```
+///
 /// # Invariants
 ///
 /// `rp` is registered with the kprobe core from the end of initialisation
@@ -419,7 +466,8 @@ impl<T: RetHandler> RetRegistration<T> {
         // SAFETY: `rp` is valid; the counters change concurrently.
         unsafe {
             let rp = self.rp.get();
-            ptr::addr_of!((*rp).kp.nmissed).read_volatile() + ptr::addr_of!((*rp).nmissed).read_volatile() as usize
+            ptr::addr_of!((*rp).kp.nmissed).read_volatile()
+                + ptr::addr_of!((*rp).nmissed).read_volatile() as usize
         }
     }
 
@@ -456,17 +504,27 @@ impl<T: RetHandler> PinnedDrop for RetRegistration<T> {
 /// # Safety
 ///
 /// `ri` must be an instance of the `rp` of a live `RetRegistration<T>`.
-unsafe fn from_instance<'a, T: RetHandler>(ri: *mut bindings::kretprobe_instance) -> (&'a RetRegistration<T>, &'a mut [u8]) {
+unsafe fn from_instance<'a, T: RetHandler>(
+    ri: *mut bindings::kretprobe_instance,
+) -> (&'a RetRegistration<T>, &'a mut [u8]) {
     // SAFETY: the instance belongs to our kretprobe: rethook's `data` is
     // the `struct kretprobe`, the `rp` of a `RetRegistration<T>`.
     unsafe {
         let rp = (*(*ri).node.rethook).data.cast::<bindings::kretprobe>();
-        let reg = &*crate::container_of!(rp.cast::<Opaque<bindings::kretprobe>>(), RetRegistration<T>, rp);
-        let data = core::slice::from_raw_parts_mut((*ri).data.as_mut_ptr().cast::<u8>(), (*rp).data_size);
+        let reg = &*crate::container_of!(
+            rp.cast::<Opaque<bindings::kretprobe>>(),
+            RetRegistration<T>,
+            rp
+        );
+        let data =
+            core::slice::from_raw_parts_mut((*ri).data.as_mut_ptr().cast::<u8>(), (*rp).data_size);
         (reg, data)
     }
 }
 
+/// # Safety
+///
+/// Called by the kprobe core with an instance of a `RetRegistration<T>`.
 unsafe extern "C" fn entry_handler_callback<T: RetHandler>(
     ri: *mut bindings::kretprobe_instance,
     regs: *mut bindings::pt_regs,
@@ -478,6 +536,9 @@ unsafe extern "C" fn entry_handler_callback<T: RetHandler>(
     0
 }
 
+/// # Safety
+///
+/// Called by the kprobe core with an instance of a `RetRegistration<T>`.
 unsafe extern "C" fn ret_handler_callback<T: RetHandler>(
     ri: *mut bindings::kretprobe_instance,
     regs: *mut bindings::pt_regs,
@@ -485,9 +546,10 @@ unsafe extern "C" fn ret_handler_callback<T: RetHandler>(
     // SAFETY: the kprobe core passes an instance of our kretprobe.
     let (reg, data) = unsafe { from_instance::<T>(ri) };
     // SAFETY: `ri` is valid; rethook keeps the return address in its node.
-    let ret_ip = unsafe { (*ri).node.ret_addr } as usize;
+    let ret_ip = unsafe { (*ri).node.ret_addr };
     // SAFETY: the registers at return.
-    reg.handler.ret(unsafe { PtRegs::from_raw(regs) }, ret_ip, data);
+    reg.handler
+        .ret(unsafe { PtRegs::from_raw(regs) }, ret_ip, data);
     0
 }
 
@@ -501,6 +563,21 @@ pub fn processor_id() -> usize {
 /// Per-CPU scratch buffers for probe handlers, taken exclusively: a handler
 /// nested on the same CPU (an NMI during another handler) gets `None`
 /// instead of the buffer in use.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::kprobes::{HitBuffers, HIT_BUFFER_SIZE};
+///
+/// let b = HitBuffers::new()?;
+/// assert_eq!(b.with(|buf| buf.len()), Some(HIT_BUFFER_SIZE));
+/// // Nested on the same CPU, the buffer is taken. (This test runs with
+/// // preemption on: it may migrate between the two calls, so it tries a
+/// // few times.)
+/// let nested_refused = (0..10).filter(|_| b.with(|_| b.with(|_| ()).is_none()) == Some(true)).count();
+/// assert!(nested_refused > 0);
+/// # Ok::<(), Error>(())
+/// ```
 ///
 /// # Invariants
 ///

@@ -132,7 +132,9 @@ impl EventFile {
     pub fn reserve(&self, len: usize) -> Option<Reservation<'_>> {
         let mut fbuffer = core::mem::MaybeUninit::<bindings::trace_event_buffer>::zeroed();
         // SAFETY: the file is valid; `fbuffer` is filled by the call.
-        let entry = unsafe { bindings::trace_event_buffer_reserve(fbuffer.as_mut_ptr(), self.as_raw(), len as _) };
+        let entry = unsafe {
+            bindings::trace_event_buffer_reserve(fbuffer.as_mut_ptr(), self.as_raw(), len as _)
+        };
         if entry.is_null() {
             return None;
         }
@@ -291,7 +293,12 @@ impl FileSet {
         use core::sync::atomic::Ordering;
         for slot in &self.files {
             if slot
-                .compare_exchange(ptr::null_mut(), file.as_raw(), Ordering::AcqRel, Ordering::Relaxed)
+                .compare_exchange(
+                    ptr::null_mut(),
+                    file.as_raw(),
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                )
                 .is_ok()
             {
                 return Ok(());
@@ -305,7 +312,12 @@ impl FileSet {
     pub fn remove(&self, file: &EventFile) {
         use core::sync::atomic::Ordering;
         for slot in &self.files {
-            let _ = slot.compare_exchange(file.as_raw(), ptr::null_mut(), Ordering::AcqRel, Ordering::Relaxed);
+            let _ = slot.compare_exchange(
+                file.as_raw(),
+                ptr::null_mut(),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            );
         }
         // SAFETY: no preconditions; waits for `for_each` callers.
         unsafe { bindings::synchronize_rcu() };
@@ -314,7 +326,9 @@ impl FileSet {
     /// Whether no instance is enabled.
     pub fn is_empty(&self) -> bool {
         use core::sync::atomic::Ordering;
-        self.files.iter().all(|f| f.load(Ordering::Relaxed).is_null())
+        self.files
+            .iter()
+            .all(|f| f.load(Ordering::Relaxed).is_null())
     }
 
     /// Calls `f` for each enabled instance.
@@ -353,6 +367,53 @@ pub trait Event: Sync + Sized {
 }
 
 /// A dynamic trace event.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::str::CString;
+/// use kernel::trace_event::{Event, EventFile, Fields, Registration, TraceSeq};
+///
+/// struct Ev;
+///
+/// #[vtable]
+/// impl Event for Ev {
+///     fn define_fields<'a>(&'a self, _fields: &mut Fields<'a>) -> Result {
+///         Ok(())
+///     }
+///     fn print(&self, _record: &[u8], _out: &mut TraceSeq) -> core::fmt::Result {
+///         Ok(())
+///     }
+///     fn register(&self, _file: &EventFile) -> Result {
+///         Ok(())
+///     }
+///     fn unregister(&self, _file: &EventFile) -> Result {
+///         Ok(())
+///     }
+/// }
+///
+/// // SAFETY: a null module is built-in code, which is never unloaded.
+/// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
+/// let new = |sys: &str, name: &str| -> Result<_> {
+///     Ok(Registration::new(
+///         CString::try_from_fmt(kernel::fmt!("{sys}"))?,
+///         CString::try_from_fmt(kernel::fmt!("{name}"))?,
+///         CString::try_from_fmt(kernel::fmt!("\"\""))?,
+///         &BUILTIN,
+///         Ev,
+///     ))
+/// };
+/// let mut ev = KBox::pin_init(new("rkpe_doctest", "ev")?, GFP_KERNEL)?;
+/// assert_ne!(ev.id(), 0);
+/// // Any event's name is taken: ours, or a built-in one.
+/// assert_eq!(KBox::pin_init(new("rkpe_doctest", "ev")?, GFP_KERNEL).err(), Some(EEXIST));
+/// assert_eq!(KBox::pin_init(new("ftrace", "function")?, GFP_KERNEL).err(), Some(EEXIST));
+/// ev.as_mut().remove()?;
+/// // Once removed, the name is free again.
+/// let again = KBox::pin_init(new("rkpe_doctest", "ev")?, GFP_KERNEL)?;
+/// drop(again);
+/// # Ok::<(), Error>(())
+/// ```
 ///
 /// # Invariants
 ///
@@ -477,6 +538,9 @@ impl<T: Event> Registration<T> {
         unsafe { &*crate::container_of!(call, Self, call) }
     }
 
+    /// # Safety
+    ///
+    /// Called by the tracing core with the `call` of a `Registration<T>`.
     unsafe extern "C" fn define_fields(call: *mut bindings::trace_event_call) -> core::ffi::c_int {
         from_result(|| {
             // SAFETY: the tracing core passes our call.
@@ -489,6 +553,9 @@ impl<T: Event> Registration<T> {
         })
     }
 
+    /// # Safety
+    ///
+    /// Called by the tracing core with the `call` of a `Registration<T>`.
     unsafe extern "C" fn reg(
         call: *mut bindings::trace_event_call,
         ty: bindings::trace_reg,
@@ -517,6 +584,10 @@ impl<T: Event> Registration<T> {
         })
     }
 
+    /// # Safety
+    ///
+    /// Called by the tracing core with an iterator on a record of a
+    /// `Registration<T>`'s event.
     unsafe extern "C" fn print(
         iter: *mut bindings::trace_iterator,
         _flags: core::ffi::c_int,
@@ -528,11 +599,19 @@ impl<T: Event> Registration<T> {
         let this = unsafe { Self::from_call(call) };
         // SAFETY: the iterator is valid for the call; `ent` has `ent_size`
         // bytes.
-        let (ent, size, seq) = unsafe { ((*iter).ent, (*iter).ent_size, ptr::addr_of_mut!((*iter).seq)) };
+        let (ent, size, seq) = unsafe {
+            (
+                (*iter).ent,
+                (*iter).ent_size,
+                ptr::addr_of_mut!((*iter).seq),
+            )
+        };
         // SAFETY: as above.
         let record = unsafe { core::slice::from_raw_parts(ent.cast::<u8>(), size.max(0) as usize) };
         // SAFETY: `seq` is valid for the call; `TraceSeq` is transparent.
-        let _ = this.data.print(record, unsafe { &mut *seq.cast::<TraceSeq>() });
+        let _ = this
+            .data
+            .print(record, unsafe { &mut *seq.cast::<TraceSeq>() });
         // SAFETY: `seq` is valid.
         unsafe { bindings::trace_handle_return(seq) }
     }
@@ -571,7 +650,11 @@ fn event_exists(system: &CStr, name: &CStr) -> bool {
                 let sys = CStr::from_char_ptr((*class).system);
                 let n = if (*call).flags as u32 & bindings::TRACE_EVENT_FL_TRACEPOINT != 0 {
                     let tp = (*call).__bindgen_anon_1.tp;
-                    if tp.is_null() { ptr::null() } else { (*tp).name }
+                    if tp.is_null() {
+                        ptr::null()
+                    } else {
+                        (*tp).name
+                    }
                 } else {
                     (*call).__bindgen_anon_1.name
                 };

@@ -108,7 +108,12 @@ impl<T: Operations> File<T> {
     /// # Errors
     ///
     /// `ENODEV` if tracefs is not available, `EEXIST` if the name exists.
-    pub fn new(name: &'static CStr, mode: u16, module: &'static ThisModule, data: T) -> impl PinInit<Self, Error> {
+    pub fn new(
+        name: &'static CStr,
+        mode: u16,
+        module: &'static ThisModule,
+        data: T,
+    ) -> impl PinInit<Self, Error> {
         // SAFETY: the closure initialises every field, `data` and `fops`
         // before the file that exposes them; on error nothing refers to the
         // slot.
@@ -162,14 +167,18 @@ fn create_file(
 ) -> Result<*mut bindings::dentry> {
     // SAFETY: `name` is NUL-terminated; `fops` and `data` stay valid until
     // `remove_file()` (the caller's invariant).
-    let d = unsafe { bindings::tracefs_create_file(name.as_char_ptr(), mode, ptr::null_mut(), data, fops) };
+    let d = unsafe {
+        bindings::tracefs_create_file(name.as_char_ptr(), mode, ptr::null_mut(), data, fops)
+    };
     if d.is_null() {
         return Err(ENODEV);
     }
     // SAFETY: `d` is not null.
     if unsafe { bindings::IS_ERR(d.cast()) } {
         // SAFETY: `d` is an error pointer.
-        return Err(Error::from_errno(unsafe { bindings::PTR_ERR(d.cast()) } as i32));
+        return Err(Error::from_errno(
+            unsafe { bindings::PTR_ERR(d.cast()) } as i32
+        ));
     }
     Ok(d)
 }
@@ -187,7 +196,11 @@ impl<T: Operations> Adapter<T> {
         owner: ptr::null_mut(),
         open: Some(Self::open),
         read: Some(bindings::seq_read),
-        write: if T::HAS_WRITE { Some(Self::write) } else { None },
+        write: if T::HAS_WRITE {
+            Some(Self::write)
+        } else {
+            None
+        },
         llseek: Some(bindings::seq_lseek),
         release: Some(bindings::single_release),
         // SAFETY: all-zero is a valid `file_operations` (every op absent).
@@ -197,7 +210,10 @@ impl<T: Operations> Adapter<T> {
     /// # Safety
     ///
     /// Called by the VFS with a valid inode of a file made by `File<T>`.
-    unsafe extern "C" fn open(inode: *mut bindings::inode, file: *mut bindings::file) -> core::ffi::c_int {
+    unsafe extern "C" fn open(
+        inode: *mut bindings::inode,
+        file: *mut bindings::file,
+    ) -> core::ffi::c_int {
         from_result(|| {
             // SAFETY: the inode's private data is the `T` of the `File<T>`
             // (type invariant), alive while the file exists.
@@ -237,12 +253,14 @@ impl<T: Operations> Adapter<T> {
         len: usize,
         _ppos: *mut bindings::loff_t,
     ) -> isize {
-        let r = (|| {
-            // SAFETY: `open` made `private_data` a `seq_file` whose private
-            // pointer is the `T`.
-            let t = unsafe { &*(*(*file).private_data.cast::<bindings::seq_file>()).private.cast::<T>() };
-            t.write(buf as UserPtr, len)
-        })();
+        // SAFETY: `open` made `private_data` a `seq_file` whose private
+        // pointer is the `T`.
+        let t = unsafe {
+            &*(*(*file).private_data.cast::<bindings::seq_file>())
+                .private
+                .cast::<T>()
+        };
+        let r = t.write(buf as UserPtr, len);
         match r {
             Ok(n) => n as isize,
             Err(e) => e.to_errno() as isize,
