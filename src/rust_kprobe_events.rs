@@ -15,11 +15,10 @@
 //! - [`trace_kprobe`]: the probes, their events and handlers.
 //! - [`glue`]: the probe language's view of the kernel.
 //!
-//! Not there yet: `error_log` entries, multi-probe events, `dynamic_events`,
-//! module probes registered when the module loads, arming probes only while
-//! enabled, perf.
+//! Not there yet: `dynamic_events`, arming probes only while enabled, perf,
+//! a module parameter with specs to apply at load.
 
-use kernel::{c_str, prelude::*, str::CStr, sync::Arc, tracefs, uaccess::UserSlice};
+use kernel::{c_str, kprobes, prelude::*, str::CStr, sync::Arc, tracefs, uaccess::UserSlice};
 
 mod glue;
 pub mod probe;
@@ -74,9 +73,19 @@ impl tracefs::Operations for ProfileFile {
     }
 }
 
+/// Registers probes on modules as they load.
+struct Coming(Arc<Probes>);
+
+impl kprobes::ModuleComing for Coming {
+    fn coming(&self, name: &CStr) {
+        self.0.module_coming(name.as_bytes());
+    }
+}
+
 struct RustKprobeEvents {
     _events: Pin<KBox<tracefs::File<EventsFile>>>,
     _profile: Pin<KBox<tracefs::File<ProfileFile>>>,
+    _coming: Pin<KBox<kprobes::ModuleNotifier<Coming>>>,
     probes: Arc<Probes>,
 }
 
@@ -98,10 +107,12 @@ impl kernel::Module for RustKprobeEvents {
             tracefs::File::new(NAMES.1, 0o440, module, ProfileFile(probes.clone())),
             GFP_KERNEL,
         )?;
+        let coming = KBox::pin_init(kprobes::ModuleNotifier::new(Coming(probes.clone())), GFP_KERNEL)?;
         pr_info!("loaded; {} and {} are ready\n", NAMES.0, NAMES.1);
         Ok(RustKprobeEvents {
             _events: events,
             _profile: profile,
+            _coming: coming,
             probes,
         })
     }

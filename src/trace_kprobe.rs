@@ -218,6 +218,29 @@ enum Kp {
     R(Pin<KBox<kprobes::RetRegistration<RetHit>>>),
 }
 
+/// Registers the kprobe or kretprobe of a probe.
+fn register(shared: &Arc<ProbeShared>) -> Result<Kp> {
+    let spec = &shared.spec;
+    let symbol = cstring(spec.symbol.as_bytes())?;
+    let place = match spec.place {
+        SpecPlace::Symbol { offset } => Place::Symbol(&symbol, offset),
+        SpecPlace::Addr(a) => Place::Address(a as usize),
+    };
+    if spec.is_return {
+        let r = KBox::pin_init(
+            kprobes::RetRegistration::new(place, spec.maxactive, spec.entry.data_size(), false, RetHit(shared.clone()))?,
+            GFP_KERNEL,
+        )?;
+        shared.addr.store(r.address(), Ordering::Relaxed);
+        shared.maxactive.store(r.maxactive(), Ordering::Relaxed);
+        Ok(Kp::R(r))
+    } else {
+        let k = KBox::pin_init(kprobes::Registration::new(place, false, Hit(shared.clone()))?, GFP_KERNEL)?;
+        shared.addr.store(k.address(), Ordering::Relaxed);
+        Ok(Kp::K(k))
+    }
+}
+
 /// One line of `kprobe_events`.
 struct TraceKprobe {
     shared: Arc<ProbeShared>,
@@ -423,12 +446,6 @@ impl Probes {
             None => self.new_event(&mut state, &spec)?,
         };
 
-        let symbol = cstring(spec.symbol.as_bytes())?;
-        let (place_sym, place_off, place_addr) = match spec.place {
-            SpecPlace::Symbol { offset } => (true, offset, 0),
-            SpecPlace::Addr(a) => (false, 0, a as usize),
-        };
-        let (is_return, maxactive, data_size) = (spec.is_return, spec.maxactive, spec.entry.data_size());
         let on_module = spec.symbol.as_bytes().contains(&b':');
         let shared = Arc::new(
             ProbeShared {
@@ -441,28 +458,7 @@ impl Probes {
             },
             GFP_KERNEL,
         )?;
-        let place = if place_sym {
-            Place::Symbol(&symbol, place_off)
-        } else {
-            Place::Address(place_addr)
-        };
-        let probe = if is_return {
-            KBox::pin_init(
-                kprobes::RetRegistration::new(place, maxactive, data_size, false, RetHit(shared.clone()))?,
-                GFP_KERNEL,
-            )
-            .map(|r| {
-                shared.addr.store(r.address(), Ordering::Relaxed);
-                shared.maxactive.store(r.maxactive(), Ordering::Relaxed);
-                Kp::R(r)
-            })
-        } else {
-            KBox::pin_init(kprobes::Registration::new(place, false, Hit(shared.clone()))?, GFP_KERNEL).map(|k| {
-                shared.addr.store(k.address(), Ordering::Relaxed);
-                Kp::K(k)
-            })
-        };
-        let probe = match probe {
+        let probe = match register(&shared) {
             Ok(p) => p,
             // A probe on a module that is not loaded waits for it
             // (trace_kprobe.c:665-668).
@@ -557,6 +553,29 @@ impl Probes {
             Ok(())
         } else {
             Err(ENOENT)
+        }
+    }
+
+    /// A module is coming: (re-)register the probes on its symbols, as
+    /// `trace_kprobe_module_callback()` does (a probe registered before is
+    /// gone since the module went away).
+    pub(crate) fn module_coming(&self, module: &[u8]) {
+        let mut state = self.state.lock();
+        for p in state.probes.iter_mut() {
+            let sym = p.shared.spec.symbol.as_bytes();
+            if sym.len() <= module.len() || &sym[..module.len()] != module || sym[module.len()] != b':' {
+                continue;
+            }
+            p._probe = Kp::Pending;
+            match register(&p.shared) {
+                Ok(k) => p._probe = k,
+                Err(e) => pr_warn!(
+                    "Failed to re-register probe {} on {}: {}\n",
+                    Bytes(p.shared.spec.event.as_bytes()),
+                    Bytes(module),
+                    e.to_errno()
+                ),
+            }
         }
     }
 

@@ -82,6 +82,34 @@ pub trait Operations: Sync + Sized {
 
 /// A tracefs file at the root of tracefs.
 ///
+/// # Examples
+///
+/// ```
+/// use kernel::{c_str, tracefs};
+///
+/// struct Hello;
+///
+/// #[vtable]
+/// impl tracefs::Operations for Hello {
+///     fn show(&self, m: &mut tracefs::SeqFile) -> Result {
+///         m.put(b"hello\n");
+///         Ok(())
+///     }
+/// }
+///
+/// // SAFETY: a null module is built-in code, which is never unloaded.
+/// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
+/// let name = c_str!("rkpe_doctest_file");
+/// let f = KBox::pin_init(tracefs::File::new(name, 0o440, &BUILTIN, Hello), GFP_KERNEL)?;
+/// // The name is taken while the file exists, free again after.
+/// let dup = KBox::pin_init(tracefs::File::new(name, 0o440, &BUILTIN, Hello), GFP_KERNEL);
+/// assert_eq!(dup.err(), Some(ENODEV));
+/// drop(f);
+/// let again = KBox::pin_init(tracefs::File::new(name, 0o440, &BUILTIN, Hello), GFP_KERNEL)?;
+/// drop(again);
+/// # Ok::<(), Error>(())
+/// ```
+///
 /// # Invariants
 ///
 /// `dentry` is the file created for `data`, with `data` as its inode's
@@ -107,7 +135,8 @@ impl<T: Operations> File<T> {
     ///
     /// # Errors
     ///
-    /// `ENODEV` if tracefs is not available, `EEXIST` if the name exists.
+    /// `ENODEV` if the file cannot be created: tracefs is not available or
+    /// the name is taken (`tracefs_create_file()` does not say which).
     pub fn new(
         name: &'static CStr,
         mode: u16,
