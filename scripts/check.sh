@@ -50,6 +50,7 @@ fi
 if [ -e "$ROOT/build/ref/bzImage" ]; then
 	step "vm ref: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" ref
 	step "vm ref: C answers still match tests/vectors/c-ref.txt" bash "$ROOT/scripts/oracle.sh" verify
+	step "vm ref: differential, C vs module on the same specs" bash "$ROOT/scripts/differential.sh"
 fi
 
 [ ${#failures[@]} = 0 ] || printf 'failed: %s\n' "${failures[@]}"

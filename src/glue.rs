@@ -131,8 +131,15 @@ fn put_symbol(out: &mut dyn core::fmt::Write, text: &[u8]) -> core::fmt::Result 
     }
 }
 
+/// `kretprobed()` (trace_output.c): the kretprobe trampoline has no
+/// meaningful name.
+const KRETPROBED: &str = "[unknown/kretprobe'd]";
+
 impl output::Symbols for KernelSymbols {
     fn with_offset(&self, addr: u64, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
+        if kallsyms::is_kretprobe_trampoline(addr as usize) {
+            return out.write_str(KRETPROBED);
+        }
         let mut buf = [0u8; kallsyms::SYMBOL_LEN];
         let n = kallsyms::sprint_symbol(addr as usize, &mut buf);
         let text = &buf[..n];
@@ -145,6 +152,9 @@ impl output::Symbols for KernelSymbols {
     }
 
     fn name(&self, addr: u64, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
+        if kallsyms::is_kretprobe_trampoline(addr as usize) {
+            return out.write_str(KRETPROBED);
+        }
         let mut buf = [0u8; kallsyms::SYMBOL_LEN];
         let n = kallsyms::sprint_symbol_no_offset(addr as usize, &mut buf);
         let text = &buf[..n];

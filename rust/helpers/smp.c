@@ -23,3 +23,8 @@ void rust_helper_rcu_read_unlock_sched_notrace(void)
 {
 	rcu_read_unlock_sched_notrace();
 }
+
+const char *rust_helper_current_comm(void)
+{
+	return current->comm;
+}

@@ -4,7 +4,8 @@
 //!
 //! Most of these C functions are not exported to modules; the functions
 //! here are plain functions of the kernel crate so that modules can use
-//! them.
+//! them. They are `#[inline(never)]`: rustc inlines small functions across
+//! crates, which would put the call to the unexported symbol in the module.
 //!
 //! C header: [`include/linux/kallsyms.h`](srctree/include/linux/kallsyms.h)
 //!
@@ -60,6 +61,7 @@ pub const FILE_DENTRY_OFFSET: usize =
     core::mem::offset_of!(bindings::file, f_path) + core::mem::offset_of!(bindings::path, dentry);
 
 /// The address of symbol `name`, or 0 (`kallsyms_lookup_name()`).
+#[inline(never)]
 pub fn lookup_name(name: &CStr) -> usize {
     // SAFETY: `name` is NUL-terminated.
     unsafe { bindings::kallsyms_lookup_name(name.as_char_ptr()) as usize }
@@ -100,6 +102,7 @@ unsafe extern "C" fn count_mod(
 
 /// How many symbols are called `name`: in the kernel and every module, or
 /// in module `module` only (`number_of_same_symbols()`, trace_kprobe.c).
+#[inline(never)]
 pub fn count(module: Option<&CStr>, name: &CStr) -> usize {
     let mut n = 0usize;
     if module.is_none() {
@@ -146,6 +149,7 @@ pub fn sprint_symbol_no_offset(addr: usize, buf: &mut [u8; SYMBOL_LEN]) -> usize
 /// # Errors
 ///
 /// `EINVAL`: not an entry; `ENOENT`: no such symbol.
+#[inline(never)]
 pub fn on_func_entry(sym: &CStr, offset: u32) -> Result {
     // SAFETY: `sym` is NUL-terminated.
     crate::error::to_result(unsafe {
@@ -154,6 +158,7 @@ pub fn on_func_entry(sym: &CStr, offset: u32) -> Result {
 }
 
 /// What `%p` prints for `addr`: the hashed value.
+#[inline(never)]
 pub fn hash_pointer(addr: usize) -> u64 {
     let mut buf = [0u8; 24];
     // SAFETY: the format takes one pointer; `buf` is big enough.
@@ -174,19 +179,22 @@ pub fn hash_pointer(addr: usize) -> u64 {
         })
 }
 
+/// Whether `addr` is the return trampoline of kretprobes
+/// (`is_kretprobe_trampoline()`): a return address that a kretprobe
+/// replaced.
+#[inline(never)]
+pub fn is_kretprobe_trampoline(addr: usize) -> bool {
+    addr == bindings::arch_rethook_trampoline as *const () as usize
+}
+
 /// `current->comm`.
 pub fn current_comm() -> [u8; 16] {
-    // SAFETY: `current` is valid in any task context; `comm` is a
-    // NUL-terminated array of 16 bytes.
-    unsafe {
-        let t = bindings::get_current();
-        let c = &(*t).comm;
-        let mut out = [0u8; 16];
-        for (o, &b) in out.iter_mut().zip(c.iter()) {
-            *o = b;
-        }
-        out
-    }
+    let mut out = [0u8; 16];
+    // SAFETY: `current` is valid in any task context and its `comm` is a
+    // 16-byte array (read through a C helper, which knows the layout).
+    let c = unsafe { core::slice::from_raw_parts(bindings::current_comm(), 16) };
+    out.copy_from_slice(c);
+    out
 }
 
 /// `copy_from_kernel_nofault()`.
@@ -222,6 +230,7 @@ pub fn read_user(addr: usize, dst: &mut [u8]) -> Result {
 /// # Errors
 ///
 /// `EFAULT`.
+#[inline(never)]
 pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
     // SAFETY: `dst` is valid for writes of its length.
     let n = unsafe {
@@ -243,6 +252,7 @@ pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
 /// # Errors
 ///
 /// `EFAULT`.
+#[inline(never)]
 pub fn strncpy_user(addr: usize, dst: &mut [u8]) -> Result<usize> {
     // SAFETY: as above.
     let n = unsafe {

@@ -216,6 +216,7 @@ impl ErrorLog {
 
     /// Adds an entry to `error_log`: `[ts] LOC: error: TEXT`, the command
     /// and a caret at `pos`. Codes past the table are ignored.
+    #[inline(never)]
     pub fn log(&self, loc: &CStr, cmd: &CStr, code: usize, pos: usize) {
         if code >= self.texts.len() || code > usize::from(u8::MAX) {
             return;
@@ -237,6 +238,7 @@ impl ErrorLog {
 }
 
 impl Drop for ErrorLog {
+    #[inline(never)]
     fn drop(&mut self) {
         // SAFETY: drops the log entries that point to this table.
         unsafe { bindings::tracing_log_err_forget(self.ptrs.as_ptr().cast_mut()) };
@@ -637,6 +639,7 @@ extern "C" {
 
 /// Whether an event `system/name` exists (`find_trace_event_call()`).
 /// Called with `event_mutex` held.
+#[inline(never)]
 fn event_exists(system: &CStr, name: &CStr) -> bool {
     // SAFETY: `event_mutex` is held, so the list is stable; every entry is
     // the `list` field of a `trace_event_call`.
@@ -674,6 +677,7 @@ fn event_exists(system: &CStr, name: &CStr) -> bool {
 /// `trace_probe_register_event_call()` without the probe: under
 /// `event_mutex`, refuse a taken name, register the output type, add the
 /// event to every instance.
+#[inline(never)]
 fn add_event_call(call: *mut bindings::trace_event_call, system: &CStr, name: &CStr) -> Result {
     // SAFETY: `event_mutex` is the tracing core's mutex.
     unsafe { bindings::mutex_lock(ptr::addr_of_mut!(event_mutex)) };
@@ -699,6 +703,7 @@ fn add_event_call(call: *mut bindings::trace_event_call, system: &CStr, name: &C
 }
 
 /// `trace_probe_unregister_event_call()`: `EBUSY` while in use.
+#[inline(never)]
 fn remove_event_call(call: *mut bindings::trace_event_call) -> Result {
     // SAFETY: `event_mutex` is the tracing core's mutex.
     unsafe { bindings::mutex_lock(ptr::addr_of_mut!(event_mutex)) };

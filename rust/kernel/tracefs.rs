@@ -188,6 +188,7 @@ impl<T: Operations> PinnedDrop for File<T> {
 
 /// `tracefs_create_file()` at the tracefs root. A plain kernel-crate
 /// function: the C function is not exported to modules.
+#[inline(never)]
 fn create_file(
     name: &CStr,
     mode: u16,
@@ -213,6 +214,7 @@ fn create_file(
 }
 
 /// `tracefs_remove()`.
+#[inline(never)]
 fn remove_file(dentry: *mut bindings::dentry) {
     // SAFETY: `dentry` was returned by `tracefs_create_file()`.
     unsafe { bindings::tracefs_remove(dentry) };

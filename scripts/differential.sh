@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Differential test in one boot of the ref kernel: the C kprobe_events and
+# the module's rkprobe_events answer the same specs (tests/vectors/specs.txt),
+# each written alone into an empty file; the write's errno, error_log entry
+# (message, command, caret), read-back, format fields and print fmt must be
+# identical once the module's default group (rkprobes) reads as kprobes.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+res=$ROOT/build/results
+mkdir -p "$res"
+log=$res/differential-ref.log
+stage "differential: C kprobe_events vs rkprobe_events (ref)"
+bash "$ROOT/scripts/vm.sh" --timeout 900 --log "$log" ref -- '
+	modprobe rust_kprobe_events || exit 1
+	sh /rkpe/guest/oracle.sh /rkpe/tests/vectors/specs.txt kprobe_events > /tmp/c.txt
+	sh /rkpe/guest/oracle.sh /rkpe/tests/vectors/specs.txt rkprobe_events > /tmp/r.txt
+	echo "=== C"; cat /tmp/c.txt; echo "=== RUST"; cat /tmp/r.txt; echo "=== DONE"
+	sh /rkpe/guest/trace_diff.sh /rkpe/tests/vectors/trace-specs.txt > /tmp/t.txt 2>&1
+	echo "=== TRACE"; cat /tmp/t.txt' >/dev/null
+done_stage
+grep -aEv '^\[ *[0-9]+\.[0-9]+\] ' "$log" | sed -n '/^=== C$/,/^=== RUST$/p' | sed '1d;$d' > "$res/differential-c.txt"
+grep -aEv '^\[ *[0-9]+\.[0-9]+\] ' "$log" | sed -n '/^=== RUST$/,/^=== DONE$/p' | sed '1d;$d' |
+	sed 's/rkprobes/kprobes/g' > "$res/differential-rust.txt"
+n=$(grep -c '^=== ' "$res/differential-c.txt" || true)
+[ "$n" -gt 100 ] || die "differential: only $n answers from C; see $log"
+rc=0
+if diff -u "$res/differential-c.txt" "$res/differential-rust.txt" > "$res/differential.diff"; then
+	echo "differential: $n specs, C and the module answer identically"
+else
+	head -80 "$res/differential.diff"
+	echo "differential: the module differs from C (full diff: $res/differential.diff)"
+	rc=1
+fi
+sed -n '/^=== TRACE$/,$p' "$log" > "$res/differential-trace.txt"
+python3 "$ROOT/scripts/tracediff.py" "$ROOT/tests/vectors/trace-specs.txt" "$res/differential-trace.txt" || rc=1
+exit $rc
