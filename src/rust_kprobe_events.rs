@@ -15,8 +15,8 @@
 //! - [`trace_kprobe`]: the probes, their events and handlers.
 //! - [`glue`]: the probe language's view of the kernel.
 //!
-//! Not there yet: `dynamic_events`, arming probes only while enabled, perf,
-//! a module parameter with specs to apply at load.
+//! Not there yet: `dynamic_events`, perf, a module parameter with specs to
+//! apply at load.
 
 use kernel::{c_str, kprobes, prelude::*, str::CStr, sync::Arc, tracefs, uaccess::UserSlice};
 

@@ -8,9 +8,13 @@
 //! programs and writes the record into every instance the event is enabled
 //! in. `kprobe_events` lists probes in creation order, as C does.
 //!
-//! The kprobes are registered armed; a hit returns at once while the event
-//! is enabled nowhere. (C registers them disarmed and arms them on enable,
-//! which saves the trap when nobody traces: not done yet.)
+//! As in C, the kprobes are registered disarmed and armed while their event
+//! is enabled in at least one instance: a probe nobody traces costs nothing.
+//!
+//! Locks, outer first: the probe list (`Probes::state`), the tracing core's
+//! `event_mutex` (held when the core calls [`Event`]'s callbacks), an
+//! event's list of probes to arm (`EventShared::arm`). Nothing takes an
+//! earlier one while holding a later one.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -52,6 +56,7 @@ fn cstring(bytes: &[u8]) -> Result<CString> {
 }
 
 /// What an event's callbacks and its probes' handlers share.
+#[pin_data]
 pub(crate) struct EventShared {
     /// The event's name, for the trace text.
     name: command::Name,
@@ -63,10 +68,42 @@ pub(crate) struct EventShared {
     /// `(type, name)` of each field after the common ones, as C strings.
     field_strings: KVec<(CString, CString)>,
     files: FileSet,
+    /// The event's probes, armed while `files` is not empty.
+    #[pin]
+    arm: Mutex<KVec<Kp>>,
     module: &'static ThisModule,
 }
 
 impl EventShared {
+    /// Adds a probe, armed if the event is enabled somewhere
+    /// (`__register_trace_kprobe()` clears `KPROBE_FLAG_DISABLED` then).
+    fn attach(&self, kp: &Kp) -> Result {
+        let mut arm = self.arm.lock();
+        arm.push(kp.clone(), GFP_KERNEL)?;
+        if !self.files.is_empty() {
+            kp.enable()?;
+        }
+        Ok(())
+    }
+
+    /// Forgets a probe (before it is unregistered).
+    fn detach(&self, kp: &Kp) {
+        let mut arm = self.arm.lock();
+        let _ = filter(&mut arm, |k| Ok(!k.same(kp)));
+    }
+
+    /// Arms or disarms every probe of the event.
+    fn set_armed(&self, on: bool) -> Result {
+        for k in self.arm.lock().iter() {
+            if on {
+                k.enable()?;
+            } else {
+                let _ = k.disable();
+            }
+        }
+        Ok(())
+    }
+
     fn head_size(&self) -> usize {
         format::head_size(self.is_return)
     }
@@ -197,8 +234,13 @@ impl trace_event::Event for Event {
         if !trace_event::module_get(self.0.module) {
             return Err(ENODEV);
         }
-        let r = self.0.files.add(file);
+        let r = self.0.files.add(file).and_then(|()| self.0.set_armed(true));
         if r.is_err() {
+            // enable_trace_kprobe(): roll back.
+            self.0.files.remove(file);
+            if self.0.files.is_empty() {
+                let _ = self.0.set_armed(false);
+            }
             trace_event::module_put(self.0.module);
         }
         r
@@ -206,16 +248,51 @@ impl trace_event::Event for Event {
 
     fn unregister(&self, file: &EventFile) -> Result {
         self.0.files.remove(file);
+        if self.0.files.is_empty() {
+            self.0.set_armed(false)?;
+        }
         trace_event::module_put(self.0.module);
         Ok(())
     }
 }
 
+/// A probe's registration (shared with its event's list of probes to arm).
+#[derive(Clone)]
 enum Kp {
     /// On a module that is not loaded yet.
     Pending,
-    K(Pin<KBox<kprobes::Registration<Hit>>>),
-    R(Pin<KBox<kprobes::RetRegistration<RetHit>>>),
+    K(Arc<kprobes::Registration<Hit>>),
+    R(Arc<kprobes::RetRegistration<RetHit>>),
+}
+
+impl Kp {
+    /// Arms the probe, unless it is gone with its module
+    /// (`__enable_trace_kprobe()` skips those).
+    fn enable(&self) -> Result {
+        match self {
+            Kp::Pending => Ok(()),
+            Kp::K(k) if k.gone() => Ok(()),
+            Kp::R(r) if r.gone() => Ok(()),
+            Kp::K(k) => k.enable(),
+            Kp::R(r) => r.enable(),
+        }
+    }
+
+    fn disable(&self) -> Result {
+        match self {
+            Kp::Pending => Ok(()),
+            Kp::K(k) => k.disable(),
+            Kp::R(r) => r.disable(),
+        }
+    }
+
+    fn same(&self, other: &Kp) -> bool {
+        match (self, other) {
+            (Kp::K(a), Kp::K(b)) => Arc::ptr_eq(a, b),
+            (Kp::R(a), Kp::R(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
 }
 
 /// Registers the kprobe or kretprobe of a probe.
@@ -226,16 +303,17 @@ fn register(shared: &Arc<ProbeShared>) -> Result<Kp> {
         SpecPlace::Symbol { offset } => Place::Symbol(&symbol, offset),
         SpecPlace::Addr(a) => Place::Address(a as usize),
     };
+    // Registered disarmed; the event arms it (`EventShared::attach`).
     if spec.is_return {
-        let r = KBox::pin_init(
-            kprobes::RetRegistration::new(place, spec.maxactive, spec.entry.data_size(), false, RetHit(shared.clone()))?,
+        let r = Arc::pin_init(
+            kprobes::RetRegistration::new(place, spec.maxactive, spec.entry.data_size(), true, RetHit(shared.clone()))?,
             GFP_KERNEL,
         )?;
         shared.addr.store(r.address(), Ordering::Relaxed);
         shared.maxactive.store(r.maxactive(), Ordering::Relaxed);
         Ok(Kp::R(r))
     } else {
-        let k = KBox::pin_init(kprobes::Registration::new(place, false, Hit(shared.clone()))?, GFP_KERNEL)?;
+        let k = Arc::pin_init(kprobes::Registration::new(place, true, Hit(shared.clone()))?, GFP_KERNEL)?;
         shared.addr.store(k.address(), Ordering::Relaxed);
         Ok(Kp::K(k))
     }
@@ -245,6 +323,14 @@ fn register(shared: &Arc<ProbeShared>) -> Result<Kp> {
 struct TraceKprobe {
     shared: Arc<ProbeShared>,
     _probe: Kp,
+}
+
+impl Drop for TraceKprobe {
+    fn drop(&mut self) {
+        // The event's list holds the other reference to the registration:
+        // dropping both unregisters the kprobe.
+        self.shared.event.detach(&self._probe);
+    }
 }
 
 impl TraceKprobe {
@@ -469,6 +555,13 @@ impl Probes {
                 return Err(Fail::Parse(command::registration_error(-e.to_errno())));
             }
         };
+        if let Err(e) = shared.event.attach(&probe) {
+            shared.event.detach(&probe);
+            drop(probe);
+            drop(shared);
+            let _ = state.drop_empty_events();
+            return Err(Fail::Kernel(e));
+        }
         state.probes.push(TraceKprobe { shared, _probe: probe }, GFP_KERNEL)?;
         Ok(())
     }
@@ -488,16 +581,17 @@ impl Probes {
         for a in spec.args.as_slice() {
             layout.push(a.clone(), GFP_KERNEL)?;
         }
-        let shared = Arc::new(
-            EventShared {
+        let shared = Arc::pin_init(
+            pin_init!(EventShared {
                 name: spec.event,
                 group: spec.group,
                 is_return: spec.is_return,
                 layout,
                 field_strings,
                 files: FileSet::new(),
+                arm <- kernel::new_mutex!(KVec::new()),
                 module: self.module,
-            },
+            }),
             GFP_KERNEL,
         )?;
         let system = cstring(spec.group.as_bytes())?;
@@ -566,8 +660,9 @@ impl Probes {
             if sym.len() <= module.len() || &sym[..module.len()] != module || sym[module.len()] != b':' {
                 continue;
             }
+            p.shared.event.detach(&p._probe);
             p._probe = Kp::Pending;
-            match register(&p.shared) {
+            match register(&p.shared).and_then(|k| p.shared.event.attach(&k).map(|()| k)) {
                 Ok(k) => p._probe = k,
                 Err(e) => pr_warn!(
                     "Failed to re-register probe {} on {}: {}\n",

@@ -258,6 +258,15 @@ impl<T: Handler> Registration<T> {
         unsafe { ptr::addr_of!((*self.kp.get()).nmissed).read_volatile() }
     }
 
+    /// Whether the probed code went away (its module was unloaded): the
+    /// probe cannot be armed then (`kprobe_gone()`).
+    pub fn gone(&self) -> bool {
+        // SAFETY: `kp` is valid; `flags` changes under the kprobe core's
+        // lock, so it is read with a volatile load.
+        let flags = unsafe { ptr::addr_of!((*self.kp.get()).flags).read_volatile() };
+        flags & bindings::KPROBE_FLAG_GONE != 0
+    }
+
     /// Arms a probe registered disabled (`enable_kprobe()`).
     ///
     /// # Errors
@@ -469,6 +478,13 @@ impl<T: RetHandler> RetRegistration<T> {
             ptr::addr_of!((*rp).kp.nmissed).read_volatile()
                 + ptr::addr_of!((*rp).nmissed).read_volatile() as usize
         }
+    }
+
+    /// Whether the probed code went away (its module was unloaded).
+    pub fn gone(&self) -> bool {
+        // SAFETY: as for `Registration::gone`.
+        let flags = unsafe { ptr::addr_of!((*self.rp.get()).kp.flags).read_volatile() };
+        flags & bindings::KPROBE_FLAG_GONE != 0
     }
 
     /// Arms a probe registered disabled.
