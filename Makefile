@@ -9,6 +9,7 @@
 #   make deps     install the build dependencies
 #   make fuzz     run the fuzz target for FUZZ_SECONDS (default 300); new finds go to fuzz/corpus
 #   make bench    host benchmark of the probe language (see BENCHMARKS.md)
+#   make bench-vm C and the module side by side in the ref VM under -icount
 #   make vectors  re-record tests/vectors/c-ref.txt from the C implementation (ref kernel)
 #   make clean    remove build/ and target/ (the cache under ~/.cache stays)
 
@@ -16,7 +17,7 @@ VARIANT ?= test
 
 FUZZ_SECONDS ?= 300
 
-.PHONY: run shell check kernel deps host-test fuzz bench vectors clean
+.PHONY: run shell check kernel deps host-test fuzz bench bench-vm vectors clean
 
 run:
 	@bash scripts/run.sh
@@ -43,6 +44,9 @@ fuzz:
 
 bench:
 	@cargo run --release --locked --example bench
+
+bench-vm:
+	@bash scripts/bench-vm.sh
 
 vectors:
 	@bash scripts/kernel.sh ref

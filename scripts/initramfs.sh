@@ -12,7 +12,7 @@ variant=${1:?usage: initramfs.sh test|ref}
 b=$ROOT/build/$variant
 img=$b/initramfs.cpio.gz
 tree=$(readlink -f "$ROOT/build/tree")
-inputs=("$b/modroot/" "$ROOT/guest/" "$ROOT/tools/testing/selftests/" "$ROOT/tests/"
+inputs=("$b/modroot/" "$ROOT/guest/" "$ROOT/tools/testing/selftests/" "$ROOT/tests/" "$ROOT/build/bin/"
 	"$tree/tools/testing/selftests/ftrace/" /bin/busybox "$0")
 
 if [ -f "$img" ] && [ -z "$(find -L "${inputs[@]}" -newer "$img" -print -quit 2>/dev/null)" ]; then
@@ -33,6 +33,10 @@ cp -a "$tree/tools/testing/selftests/ftrace" "$d/selftests/ftrace"
 cp -a "$ROOT/tools/testing/selftests/." "$d/rkpe/selftests/" 2>/dev/null || true
 cp -a "$ROOT/tests/." "$d/rkpe/tests/" 2>/dev/null || true
 cp -a "$ROOT/guest/." "$d/rkpe/guest/"
+if [ -d "$ROOT/build/bin" ]; then
+	mkdir -p "$d/rkpe/bin"
+	cp -a "$ROOT/build/bin/." "$d/rkpe/bin/"
+fi
 echo "root:x:0:0:root:/root:/bin/sh" > "$d/etc/passwd"
 echo "root:x:0:" > "$d/etc/group"
 (cd "$d" && find . | cpio -o -H newc --quiet | gzip -1) > "$img.tmp"

@@ -1,0 +1,35 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Side by side in one boot of the ref kernel: the cost of a probe on
+# __x64_sys_getppid with the C kprobe events and with the module, per spec.
+# Prints "<impl>|<spec>|<ns per getppid call>".
+B=/rkpe/bin/getppid_loop
+N=${1:-200000}
+cd /sys/kernel/tracing || exit 1
+modprobe rust_kprobe_events || exit 1
+echo 1 > tracing_on
+echo "none|-|$($B $N)"
+while IFS= read -r spec; do
+	case "$spec" in '#'*|'') continue ;; esac
+	kind=${spec%% *}
+	args=${spec#"$kind"}
+	for impl in C RUST; do
+		if [ $impl = C ]; then f=kprobe_events; g=kprobes; else f=rkprobe_events; g=rkprobes; fi
+		echo > $f
+		echo "$kind:bench __x64_sys_getppid$args" >> $f || { echo "$impl|$spec|rejected"; continue; }
+		echo 1 > events/$g/bench/enable
+		echo "$impl|$spec|$($B $N)"
+		echo 0 > events/$g/bench/enable
+		echo > $f
+	done
+done <<'SPECS'
+p
+p a=%di b=%si c=$stack0 d=$comm
+p u=+0(%di):u64
+p f=+0(+8(%di)):u32
+p c=$comm
+p s=@linux_banner:string
+r r=$retval
+SPECS
+echo "tracing_on=0|p|$(echo p:bench __x64_sys_getppid >> rkprobe_events; echo 1 > events/rkprobes/bench/enable; echo 0 > tracing_on; $B $N)"
