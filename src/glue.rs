@@ -124,43 +124,35 @@ impl fetch::Machine for HitMachine<'_> {
 /// Symbols for the trace text.
 pub(crate) struct KernelSymbols;
 
-fn put_symbol(out: &mut dyn core::fmt::Write, text: &[u8]) -> core::fmt::Result {
-    match core::str::from_utf8(text) {
+/// `kretprobed()` (trace_output.c): the kretprobe trampoline has no
+/// meaningful name.
+const KRETPROBED: &str = "[unknown/kretprobe'd]";
+
+/// Writes what `sprint` (a `sprint_symbol*()`) gives for `addr`, as
+/// `seq_print_sym()` does: the trampoline as [`KRETPROBED`], an address in
+/// no symbol as its hex value (the C function's fallback text).
+fn put_symbol(
+    addr: u64,
+    out: &mut dyn core::fmt::Write,
+    sprint: fn(usize, &mut [u8; kallsyms::SYMBOL_LEN]) -> usize,
+) -> core::fmt::Result {
+    if kallsyms::is_kretprobe_trampoline(addr as usize) {
+        return out.write_str(KRETPROBED);
+    }
+    let mut buf = [0u8; kallsyms::SYMBOL_LEN];
+    let n = sprint(addr as usize, &mut buf);
+    match core::str::from_utf8(&buf[..n]) {
         Ok(s) => out.write_str(s),
         Err(_) => Ok(()),
     }
 }
 
-/// `kretprobed()` (trace_output.c): the kretprobe trampoline has no
-/// meaningful name.
-const KRETPROBED: &str = "[unknown/kretprobe'd]";
-
 impl output::Symbols for KernelSymbols {
     fn with_offset(&self, addr: u64, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
-        if kallsyms::is_kretprobe_trampoline(addr as usize) {
-            return out.write_str(KRETPROBED);
-        }
-        let mut buf = [0u8; kallsyms::SYMBOL_LEN];
-        let n = kallsyms::sprint_symbol(addr as usize, &mut buf);
-        let text = &buf[..n];
-        // sprint_symbol() falls back to the hex address: print nothing then,
-        // and let the caller print it the C way.
-        if text.starts_with(b"0x") {
-            return Ok(());
-        }
-        put_symbol(out, text)
+        put_symbol(addr, out, kallsyms::sprint_symbol)
     }
 
     fn name(&self, addr: u64, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
-        if kallsyms::is_kretprobe_trampoline(addr as usize) {
-            return out.write_str(KRETPROBED);
-        }
-        let mut buf = [0u8; kallsyms::SYMBOL_LEN];
-        let n = kallsyms::sprint_symbol_no_offset(addr as usize, &mut buf);
-        let text = &buf[..n];
-        if text.starts_with(b"0x") {
-            return Ok(());
-        }
-        put_symbol(out, text)
+        put_symbol(addr, out, kallsyms::sprint_symbol_no_offset)
     }
 }
