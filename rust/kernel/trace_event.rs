@@ -263,6 +263,77 @@ pub const MAX_INSTANCES: usize = 16;
 
 /// The instances an event is enabled in, for its probe handler.
 ///
+/// # Examples
+///
+/// An event that keeps the instances it is enabled in, and a record written
+/// into them:
+///
+/// ```
+/// use core::sync::atomic::{AtomicUsize, Ordering};
+/// use kernel::{c_str, str::CString};
+/// use kernel::trace_event::{Event, EventFile, Fields, FileSet, Registration, TraceSeq};
+///
+/// struct Ev {
+///     files: FileSet,
+///     written: AtomicUsize,
+/// }
+///
+/// #[vtable]
+/// impl Event for Ev {
+///     fn define_fields<'a>(&'a self, _fields: &mut Fields<'a>) -> Result {
+///         Ok(())
+///     }
+///     fn print(&self, _record: &[u8], _out: &mut TraceSeq) -> core::fmt::Result {
+///         Ok(())
+///     }
+///     fn register(&self, file: &EventFile) -> Result {
+///         self.files.add(file)
+///     }
+///     fn unregister(&self, file: &EventFile) -> Result {
+///         self.files.remove(file);
+///         Ok(())
+///     }
+/// }
+///
+/// // SAFETY: a null module is built-in code, which is never unloaded.
+/// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
+/// let ev = Ev { files: FileSet::new(), written: AtomicUsize::new(0) };
+/// let mut reg = KBox::pin_init(
+///     Registration::new(
+///         CString::try_from_fmt(kernel::fmt!("rkpe_doctest2"))?,
+///         CString::try_from_fmt(kernel::fmt!("ev"))?,
+///         CString::try_from_fmt(kernel::fmt!("\"\""))?,
+///         &BUILTIN,
+///         ev,
+///     ),
+///     GFP_KERNEL,
+/// )?;
+/// assert!(reg.data().files.is_empty());
+/// let (sys, name) = (c_str!("rkpe_doctest2"), c_str!("ev"));
+/// // Enable it in the top instance, as `echo 1 > events/rkpe_doctest2/ev/enable`.
+/// // SAFETY: NUL-terminated names.
+/// let r = unsafe { kernel::bindings::trace_set_clr_event(sys.as_char_ptr(), name.as_char_ptr(), 1) };
+/// assert_eq!(r, 0);
+/// assert!(!reg.data().files.is_empty());
+/// reg.data().files.for_each(|f| {
+///     if !f.soft_disabled() {
+///         if let Some(mut rec) = f.reserve(16) {
+///             rec.bytes()[8..16].copy_from_slice(&42u64.to_ne_bytes());
+///             reg.data().written.fetch_add(1, Ordering::Relaxed);
+///         }
+///     }
+/// });
+/// assert_eq!(reg.data().written.load(Ordering::Relaxed), 1);
+/// // Enabled, it cannot be removed.
+/// assert_eq!(reg.as_mut().remove(), Err(EBUSY));
+/// // SAFETY: as above.
+/// let r = unsafe { kernel::bindings::trace_set_clr_event(sys.as_char_ptr(), name.as_char_ptr(), 0) };
+/// assert_eq!(r, 0);
+/// assert!(reg.data().files.is_empty());
+/// reg.as_mut().remove()?;
+/// # Ok::<(), Error>(())
+/// ```
+///
 /// # Invariants
 ///
 /// A non-null entry is a `trace_event_file` between the event's
