@@ -24,7 +24,13 @@ use crate::{
     types::Opaque,
     ThisModule,
 };
-use core::{ffi::c_void, fmt, marker::PhantomPinned, ptr};
+use core::{
+    ffi::c_void,
+    fmt,
+    marker::PhantomPinned,
+    ptr,
+    sync::atomic::{AtomicPtr, AtomicUsize, Ordering},
+};
 
 /// One field of an event's records, after the common ones.
 pub struct Field<'a> {
@@ -340,7 +346,10 @@ pub const MAX_INSTANCES: usize = 16;
 /// `TRACE_REG_REGISTER` and `TRACE_REG_UNREGISTER` for it: valid until
 /// [`FileSet::remove`] has cleared it and waited for readers.
 pub struct FileSet {
-    files: [core::sync::atomic::AtomicPtr<bindings::trace_event_file>; MAX_INSTANCES],
+    files: [AtomicPtr<bindings::trace_event_file>; MAX_INSTANCES],
+    /// Non-null entries: the hit path checks this and stops walking `files`
+    /// after that many, so the usual single instance costs one slot.
+    count: AtomicUsize,
 }
 
 impl Default for FileSet {
@@ -353,7 +362,8 @@ impl FileSet {
     /// No instance.
     pub const fn new() -> Self {
         FileSet {
-            files: [const { core::sync::atomic::AtomicPtr::new(ptr::null_mut()) }; MAX_INSTANCES],
+            files: [const { AtomicPtr::new(ptr::null_mut()) }; MAX_INSTANCES],
+            count: AtomicUsize::new(0),
         }
     }
 
@@ -363,17 +373,15 @@ impl FileSet {
     ///
     /// `ENOSPC` beyond [`MAX_INSTANCES`].
     pub fn add(&self, file: &EventFile) -> Result {
-        use core::sync::atomic::Ordering;
         for slot in &self.files {
-            if slot
-                .compare_exchange(
-                    ptr::null_mut(),
-                    file.as_raw(),
-                    Ordering::AcqRel,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
-            {
+            let taken = slot.compare_exchange(
+                ptr::null_mut(),
+                file.as_raw(),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            );
+            if taken.is_ok() {
+                self.count.fetch_add(1, Ordering::AcqRel);
                 return Ok(());
             }
         }
@@ -383,14 +391,16 @@ impl FileSet {
     /// Removes an instance (from [`Event::unregister`]) and waits until no
     /// handler can see it any more.
     pub fn remove(&self, file: &EventFile) {
-        use core::sync::atomic::Ordering;
         for slot in &self.files {
-            let _ = slot.compare_exchange(
+            let gone = slot.compare_exchange(
                 file.as_raw(),
                 ptr::null_mut(),
                 Ordering::AcqRel,
                 Ordering::Relaxed,
             );
+            if gone.is_ok() {
+                self.count.fetch_sub(1, Ordering::AcqRel);
+            }
         }
         // SAFETY: no preconditions; waits for `for_each` callers.
         unsafe { bindings::synchronize_rcu() };
@@ -398,20 +408,22 @@ impl FileSet {
 
     /// Whether no instance is enabled.
     pub fn is_empty(&self) -> bool {
-        use core::sync::atomic::Ordering;
-        self.files
-            .iter()
-            .all(|f| f.load(Ordering::Relaxed).is_null())
+        self.count.load(Ordering::Relaxed) == 0
     }
 
-    /// Calls `f` for each enabled instance.
+    /// Calls `f` for each enabled instance. A file added meanwhile may be
+    /// missed and one being removed still seen, as with C's RCU list walk.
     pub fn for_each(&self, mut f: impl FnMut(&EventFile)) {
-        use core::sync::atomic::Ordering;
         // SAFETY: an RCU-sched read side; `remove` waits for it.
         unsafe { bindings::rcu_read_lock_sched_notrace() };
+        let mut left = self.count.load(Ordering::Acquire);
         for slot in &self.files {
+            if left == 0 {
+                break;
+            }
             let p = slot.load(Ordering::Acquire);
             if !p.is_null() {
+                left -= 1;
                 // SAFETY: by the type invariant `p` stays valid until
                 // `remove` returns, which waits for this read side.
                 f(unsafe { EventFile::from_raw(p) });
