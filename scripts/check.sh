@@ -44,7 +44,7 @@ if [ -e "$ROOT/build/test/bzImage" ]; then
 	step "vm test: module load/unload, KUnit doctests" \
 		bash "$ROOT/scripts/vm.sh" --timeout 300 --log "$ROOT/build/results/module_load-test.log" test -- \
 		'sh /rkpe/tests/vm/module_load.sh'
-	step "vm test: own .tc tests (first light, busy, errors, unload)" bash "$ROOT/scripts/owntests.sh"
+	step "vm test: own .tc tests (first light, arming, busy, errors, unload)" bash "$ROOT/scripts/owntests.sh"
 	step "vm test: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" test
 fi
 if [ -e "$ROOT/build/ref/bzImage" ]; then

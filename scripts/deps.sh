@@ -5,7 +5,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 PKGS=(linux-source-6.12 clang lld llvm libclang-dev qemu-system-x86 busybox-static
-      bc bison flex libelf-dev libssl-dev cpio xz-utils make python3 kmod rsync)
+      bc bison flex libelf-dev libssl-dev cpio xz-utils make python3 kmod rsync patch)
 BINDGEN_VERSION=0.73.2
 
 missing=()
