@@ -624,12 +624,7 @@ fn finalize(
         } else {
             Op::StString
         };
-        let keep = arg.code[ci].offset;
-        arg.code[ci] = Insn {
-            offset: keep,
-            size: ty.size,
-            ..Insn::new(op)
-        };
+        to_store(&mut arg.code, ci, op, ty.size);
         arg.dynamic = true;
     } else if last == Op::Deref || last == Op::UDeref {
         let op = if last == Op::Deref {
@@ -637,12 +632,7 @@ fn finalize(
         } else {
             Op::StUMem
         };
-        let keep = arg.code[ci].offset;
-        arg.code[ci] = Insn {
-            offset: keep,
-            size: ty.size,
-            ..Insn::new(op)
-        };
+        to_store(&mut arg.code, ci, op, ty.size);
     } else {
         if !next_free(&arg.code, ci) {
             return Err(ctx.err_at(errno::E2BIG, Code::TooManyOps, ctx.offset));
@@ -676,6 +666,19 @@ fn finalize(
     }
     set(&mut arg.code, ci + 1, Insn::new(Op::End));
     Ok(())
+}
+
+/// Turns slot `ci` into the store `op` of `size` bytes, keeping the
+/// dereference offset it may hold (C changes the opcode of the `DEREF` in
+/// place, so the union keeps `offset`).
+fn to_store(code: &mut Program, ci: usize, op: Op, size: u8) {
+    if let Some(slot) = code.get_mut(ci) {
+        *slot = Insn {
+            offset: slot.offset,
+            size,
+            ..Insn::new(op)
+        };
+    }
 }
 
 /// `__parse_bitfield_probe_arg()`, trace_probe.c:1226-1258, for a type
