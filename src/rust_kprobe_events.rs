@@ -6,7 +6,8 @@
 //! Documentation/trace/kprobetrace.rst: probe definitions written to
 //! `<tracefs>/kprobe_events` become trace events (`events/kprobes/<EVENT>/`)
 //! whose records the probe handlers write into the ring buffer;
-//! `kprobe_profile` counts hits and misses. When the kernel has the C
+//! `kprobe_profile` counts hits and misses; `dynamic_events` lists, creates
+//! and removes the same probes. When the kernel has the C
 //! implementation too, the files are `rkprobe_events` and `rkprobe_profile`
 //! and the default group is `rkprobes`, so that both can run in one boot.
 //!
@@ -15,8 +16,7 @@
 //! - [`trace_kprobe`]: the probes, their events and handlers.
 //! - [`glue`]: the probe language's view of the kernel.
 //!
-//! Not there yet: `dynamic_events`, perf, a module parameter with specs to
-//! apply at load.
+//! Not there yet: perf, a module parameter with specs to apply at load.
 
 use kernel::{c_str, kprobes, prelude::*, str::CStr, sync::Arc, tracefs, uaccess::UserSlice};
 
@@ -25,7 +25,7 @@ pub mod probe;
 mod trace_kprobe;
 
 use probe::lines::{run_commands, WRITE_BUFSIZE};
-use trace_kprobe::Probes;
+use trace_kprobe::{Kprobes, Probes};
 
 module! {
     type: RustKprobeEvents,
@@ -36,19 +36,19 @@ module! {
 }
 
 /// `kprobe_events`.
-struct EventsFile(Arc<Probes>);
+struct EventsFile(Arc<Kprobes>);
 
 #[vtable]
 impl tracefs::Operations for EventsFile {
     fn open(&self, truncate: bool) -> Result {
         if truncate {
-            self.0.clear()?;
+            self.0.data().clear()?;
         }
         Ok(())
     }
 
     fn show(&self, m: &mut tracefs::SeqFile) -> Result {
-        self.0.show(m)
+        self.0.data().show(m)
     }
 
     fn write(&self, buf: usize, len: usize) -> Result<usize> {
@@ -57,28 +57,28 @@ impl tracefs::Operations for EventsFile {
             len,
             &mut chunk,
             |off, dst| UserSlice::new(buf + off, dst.len()).reader().read_slice(dst),
-            |line| self.0.command(line),
+            |line| Probes::command(&self.0, line),
             || EINVAL,
         )
     }
 }
 
 /// `kprobe_profile`.
-struct ProfileFile(Arc<Probes>);
+struct ProfileFile(Arc<Kprobes>);
 
 #[vtable]
 impl tracefs::Operations for ProfileFile {
     fn show(&self, m: &mut tracefs::SeqFile) -> Result {
-        self.0.profile(m)
+        self.0.data().profile(m)
     }
 }
 
 /// Registers probes on modules as they load.
-struct Coming(Arc<Probes>);
+struct Coming(Arc<Kprobes>);
 
 impl kprobes::ModuleComing for Coming {
     fn coming(&self, name: &CStr) {
-        self.0.module_coming(name.as_bytes());
+        self.0.data().module_coming(name.as_bytes());
     }
 }
 
@@ -86,7 +86,7 @@ struct RustKprobeEvents {
     _events: Pin<KBox<tracefs::File<EventsFile>>>,
     _profile: Pin<KBox<tracefs::File<ProfileFile>>>,
     _coming: Pin<KBox<kprobes::ModuleNotifier<Coming>>>,
-    probes: Arc<Probes>,
+    probes: Arc<Kprobes>,
 }
 
 /// File names and default group: beside the C implementation, other names.
@@ -120,10 +120,12 @@ impl kernel::Module for RustKprobeEvents {
 
 impl Drop for RustKprobeEvents {
     fn drop(&mut self) {
-        // The files are removed after this (field order), so no new write
-        // races with the clearing. No event is enabled: an enabled event
-        // holds a reference on the module, which cannot be unloaded then.
-        if self.probes.clear().is_err() {
+        // No event is enabled: an enabled event holds a reference on the
+        // module, which cannot be unloaded then. An open `kprobe_events`
+        // pins the module too, but a `dynamic_events` write may still define
+        // a probe until `probes` goes (after the files): dropping it
+        // unregisters the type, then drops what is left.
+        if self.probes.data().clear().is_err() {
             pr_warn!("probes still in use at unload\n");
         }
         pr_info!("unloaded\n");

@@ -11,10 +11,15 @@
 //! As in C, the kprobes are registered disarmed and armed while their event
 //! is enabled in at least one instance: a probe nobody traces costs nothing.
 //!
-//! Locks, outer first: the probe list (`Probes::state`), the tracing core's
-//! `event_mutex` (held when the core calls [`Event`]'s callbacks), an
-//! event's list of probes to arm (`EventShared::arm`). Nothing takes an
-//! earlier one while holding a later one.
+//! Each probe is also an entry of `dynamic_events` (a [`dyn_event::Entry`]),
+//! as C's `trace_kprobe` embeds a `dyn_event`: that file lists, creates and
+//! removes them too.
+//!
+//! Locks, outer first: the tracing core's `event_mutex` (held when the core
+//! calls [`Event`]'s callbacks and the `dynamic_events` callbacks; as in C,
+//! every change to the probes happens under it), the probe list
+//! (`Probes::state`), an event's list of probes to arm (`EventShared::arm`).
+//! Nothing takes an earlier one while holding a later one.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -24,7 +29,13 @@ use kernel::{
     prelude::*,
     str::CString,
     sync::{Arc, Mutex},
-    trace_event::{self, EventFile, Field, Fields, FileSet, TraceSeq},
+    str::CStr,
+    trace_event::{
+        self,
+        dyn_event::{self, Args as DynArgs, Entry, Type},
+        lock_events, EventFile, EventLock, Field, Fields, FileSet, TraceSeq,
+    },
+    tracefs::SeqFile,
     ThisModule,
 };
 
@@ -120,6 +131,19 @@ pub(crate) struct ProbeShared {
 }
 
 impl ProbeShared {
+    /// What `%p` prints for the address of a probe on an address.
+    fn hashed(&self) -> u64 {
+        match self.spec.place {
+            SpecPlace::Addr(a) => KernelEnv.hash(a),
+            SpecPlace::Symbol { .. } => 0,
+        }
+    }
+
+    /// The probe's line in `kprobe_events` and `dynamic_events`.
+    fn show(&self, w: &mut dyn core::fmt::Write) -> Result {
+        format::readback(w, &self.spec, self.hashed(), self.maxactive.load(Ordering::Relaxed)).map_err(|_| ENOMEM)
+    }
+
     /// Runs the programs and writes a record into each enabled instance.
     fn record(&self, regs: &PtRegs, edata: &[u8], head: [u64; 2]) {
         let ev = &*self.event;
@@ -158,8 +182,11 @@ impl ProbeShared {
     }
 }
 
+/// A probe as listed in `dynamic_events`.
+type Shared = Entry<ProbeShared>;
+
 /// The kprobe handler.
-pub(crate) struct Hit(Arc<ProbeShared>);
+pub(crate) struct Hit(Arc<Shared>);
 
 impl kprobes::Handler for Hit {
     fn pre_handler(&self, regs: &PtRegs) {
@@ -171,7 +198,7 @@ impl kprobes::Handler for Hit {
 }
 
 /// The kretprobe handlers.
-pub(crate) struct RetHit(Arc<ProbeShared>);
+pub(crate) struct RetHit(Arc<Shared>);
 
 impl kprobes::RetHandler for RetHit {
     fn entry(&self, regs: &PtRegs, data: &mut [u8]) {
@@ -296,7 +323,7 @@ impl Kp {
 }
 
 /// Registers the kprobe or kretprobe of a probe.
-fn register(shared: &Arc<ProbeShared>) -> Result<Kp> {
+fn register(shared: &Arc<Shared>) -> Result<Kp> {
     let spec = &shared.spec;
     let symbol = cstring(spec.symbol.as_bytes())?;
     let place = match spec.place {
@@ -319,9 +346,10 @@ fn register(shared: &Arc<ProbeShared>) -> Result<Kp> {
     }
 }
 
-/// One line of `kprobe_events`.
+/// One line of `kprobe_events`. Unlinked from `dynamic_events` before it
+/// is dropped.
 struct TraceKprobe {
-    shared: Arc<ProbeShared>,
+    shared: Arc<Shared>,
     _probe: Kp,
 }
 
@@ -339,13 +367,6 @@ impl TraceKprobe {
             Kp::Pending => 0,
             Kp::K(k) => k.nmissed(),
             Kp::R(r) => r.nmissed(),
-        }
-    }
-
-    fn hashed(&self) -> u64 {
-        match self.shared.spec.place {
-            SpecPlace::Addr(a) => KernelEnv.hash(a),
-            SpecPlace::Symbol { .. } => 0,
         }
     }
 }
@@ -385,12 +406,6 @@ impl From<kernel::alloc::AllocError> for Fail {
     }
 }
 
-/// Maps a parse error to the write's error.
-fn to_error(e: ParseError) -> Error {
-    let n = if e.errno == errno::ECANCELED { errno::EINVAL } else { e.errno };
-    Error::from_errno(-n)
-}
-
 /// The probes in creation order, and their events.
 struct State {
     probes: KVec<TraceKprobe>,
@@ -404,20 +419,47 @@ impl State {
             .position(|e| e.shared.name.as_bytes() == name && group_of(e) == group)
     }
 
-    /// Removes the events that have no probe left; stops at one that is
-    /// busy.
-    fn drop_empty_events(&mut self) -> Result {
-        let probes = &self.probes;
-        filter(&mut self.events, |e| {
-            if probes.iter().any(|p| Arc::ptr_eq(&p.shared.event, &e.shared)) {
-                return Ok(true);
-            }
-            if !e.shared.files.is_empty() {
+    fn siblings(&self, ev: &Arc<EventShared>) -> usize {
+        self.probes.iter().filter(|p| Arc::ptr_eq(&p.shared.event, ev)).count()
+    }
+
+    /// Removes `ev` if no probe is left on it (`unregister_kprobe_event()`).
+    fn drop_event_if_empty(&mut self, lock: &EventLock, ev: &Arc<EventShared>) -> Result {
+        if self.siblings(ev) != 0 {
+            return Ok(());
+        }
+        let Some(i) = self.events.iter().position(|e| Arc::ptr_eq(&e.shared, ev)) else {
+            return Ok(());
+        };
+        self.events[i].reg.as_mut().remove(lock)?;
+        let _ = filter(&mut self.events, |e| Ok(!Arc::ptr_eq(&e.shared, ev)));
+        Ok(())
+    }
+
+    /// `unregister_trace_kprobe()` (trace_kprobe.c:522-548): a probe with
+    /// siblings goes even while its event is enabled; the last probe of an
+    /// event goes with the event, so not while that is enabled or in use.
+    fn remove_probe(&mut self, lock: &EventLock, i: usize) -> Result {
+        let ev = self.probes[i].shared.event.clone();
+        if self.siblings(&ev) <= 1 {
+            if !ev.files.is_empty() {
                 return Err(EBUSY);
             }
-            e.reg.as_mut().remove()?;
+            if let Some(e) = self.events.iter_mut().find(|e| Arc::ptr_eq(&e.shared, &ev)) {
+                e.reg.as_mut().remove(lock).map_err(|_| EBUSY)?;
+            }
+        }
+        let mut at = 0;
+        let _ = filter(&mut self.probes, |p| {
+            at += 1;
+            if at - 1 != i {
+                return Ok(true);
+            }
+            // The kprobe is unregistered when `p` is dropped.
+            p.shared.remove(lock);
             Ok(false)
-        })
+        });
+        self.drop_event_if_empty(lock, &ev)
     }
 }
 
@@ -448,7 +490,8 @@ fn filter<T>(list: &mut KVec<T>, mut f: impl FnMut(&mut T) -> Result<bool>) -> R
     result
 }
 
-/// Everything behind `kprobe_events`.
+/// Everything behind `kprobe_events`; the `dynamic_events` type of kprobe
+/// events.
 #[pin_data]
 pub(crate) struct Probes {
     #[pin]
@@ -459,19 +502,23 @@ pub(crate) struct Probes {
     group: &'static [u8],
 }
 
+/// The registered [`Probes`].
+pub(crate) type Kprobes = Type<Probes>;
+
 impl Probes {
-    /// No probes; events default to group `group`.
-    pub(crate) fn new(module: &'static ThisModule, group: &'static [u8]) -> Result<Arc<Self>> {
+    /// No probes; events default to group `group`. Registered as the
+    /// `dynamic_events` type of kprobe events.
+    pub(crate) fn new(module: &'static ThisModule, group: &'static [u8]) -> Result<Arc<Kprobes>> {
         let buffers = Arc::new(HitBuffers::new()?, GFP_KERNEL)?;
         let errors = trace_event::ErrorLog::new(&crate::probe::error::TEXTS)?;
         Arc::pin_init(
-            pin_init!(Probes {
+            Type::new(pin_init!(Probes {
                 state <- kernel::new_mutex!(State { probes: KVec::new(), events: KVec::new() }),
                 errors,
                 buffers,
                 module,
                 group,
-            }),
+            })),
             GFP_KERNEL,
         )
     }
@@ -483,7 +530,7 @@ impl Probes {
             let mut cmd = KVec::new();
             for (i, t) in tokens.iter(line).enumerate() {
                 if (i != 0 && cmd.push(b' ', GFP_KERNEL).is_err()) || cmd.extend_from_slice(t, GFP_KERNEL).is_err() {
-                    return to_error(e);
+                    return Error::from_errno(-e.errno);
                 }
             }
             let pos = caret_position(tokens.iter(line), caret);
@@ -491,23 +538,31 @@ impl Probes {
                 self.errors.log(c_str!("trace_kprobe"), &cmd, code as usize, pos);
             }
         }
-        to_error(e)
+        Error::from_errno(-e.errno)
     }
 
-    /// Runs one command line of `kprobe_events`.
-    pub(crate) fn command(&self, line: &[u8]) -> Result {
+    /// Runs one command line of `kprobe_events`
+    /// (`create_or_delete_trace_kprobe()`).
+    pub(crate) fn command(ty: &Kprobes, line: &[u8]) -> Result {
         if line.first() == Some(&b'-') {
-            return self.remove(line);
+            return ty.data().remove(line);
         }
+        Self::define(ty, line).map_err(|e| if e == dyn_event::canceled() { EINVAL } else { e })
+    }
+
+    /// Defines a probe (`trace_kprobe_create()`): `ECANCELED` for a line
+    /// that is not a probe definition.
+    fn define(ty: &Kprobes, line: &[u8]) -> Result {
+        let this = ty.data();
         let mut tokens = KBox::new(Tokens::new(), GFP_KERNEL)?;
-        match self.create(line, &mut tokens) {
+        match this.create(ty, line, &mut tokens) {
             Ok(()) => Ok(()),
-            Err(Fail::Parse(e)) => Err(self.fail(line, &tokens, e)),
+            Err(Fail::Parse(e)) => Err(this.fail(line, &tokens, e)),
             Err(Fail::Kernel(e)) => Err(e),
         }
     }
 
-    fn create(&self, line: &[u8], tokens: &mut Tokens) -> Result<(), Fail> {
+    fn create(&self, ty: &Kprobes, line: &[u8], tokens: &mut Tokens) -> Result<(), Fail> {
         let mut spec = match command::parse(line, tokens, &KernelEnv, Args(KVec::new())) {
             Ok(None) => return Ok(()),
             Ok(Some(p)) => p,
@@ -519,8 +574,10 @@ impl Probes {
         command::resolve_symbols(&mut spec.args.0, &|n| glue::lookup(n))
             .map_err(|e| Fail::Parse(command::registration_error(e)))?;
 
+        // register_trace_kprobe() runs under event_mutex.
+        let lock = lock_events();
         let mut state = self.state.lock();
-        // register_trace_kprobe(): a probe on an existing event joins it.
+        // A probe on an existing event joins it.
         let existing = state.event_of(spec.group.as_bytes(), spec.event.as_bytes());
         let event = match existing {
             Some(i) => {
@@ -529,21 +586,28 @@ impl Probes {
                 check_append(&spec, siblings).map_err(Fail::Parse)?;
                 ev
             }
-            None => self.new_event(&mut state, &spec)?,
+            None => self.new_event(&lock, &mut state, &spec)?,
         };
 
         let on_module = spec.symbol.as_bytes().contains(&b':');
-        let shared = Arc::new(
-            ProbeShared {
+        let shared = Arc::pin_init(
+            Entry::new(ProbeShared {
                 spec,
-                event,
+                event: event.clone(),
                 nhit: AtomicU64::new(0),
                 addr: AtomicUsize::new(0),
                 maxactive: AtomicU32::new(0),
                 buffers: self.buffers.clone(),
-            },
+            }),
             GFP_KERNEL,
-        )?;
+        );
+        let shared = match shared {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = state.drop_event_if_empty(&lock, &event);
+                return Err(Fail::Kernel(e));
+            }
+        };
         let probe = match register(&shared) {
             Ok(p) => p,
             // A probe on a module that is not loaded waits for it
@@ -551,23 +615,26 @@ impl Probes {
             Err(e) if e == ENOENT && on_module => Kp::Pending,
             Err(e) => {
                 drop(shared);
-                let _ = state.drop_empty_events();
+                let _ = state.drop_event_if_empty(&lock, &event);
                 return Err(Fail::Parse(command::registration_error(-e.to_errno())));
             }
         };
-        if let Err(e) = shared.event.attach(&probe) {
+        let r = shared.event.attach(&probe).and_then(|()| Ok(state.probes.reserve(1, GFP_KERNEL)?));
+        if let Err(e) = r {
             shared.event.detach(&probe);
             drop(probe);
             drop(shared);
-            let _ = state.drop_empty_events();
+            let _ = state.drop_event_if_empty(&lock, &event);
             return Err(Fail::Kernel(e));
         }
-        state.probes.push(TraceKprobe { shared, _probe: probe }, GFP_KERNEL)?;
+        shared.add(&lock, ty);
+        // Cannot fail: reserved above.
+        let _ = state.probes.push(TraceKprobe { shared, _probe: probe }, GFP_KERNEL);
         Ok(())
     }
 
     /// Creates the event of a new probe.
-    fn new_event(&self, state: &mut State, spec: &Probe<Args>) -> Result<Arc<EventShared>, Fail> {
+    fn new_event(&self, lock: &EventLock, state: &mut State, spec: &Probe<Args>) -> Result<Arc<EventShared>, Fail> {
         let mut field_strings = KVec::new();
         for f in format::fields(spec.is_return, spec.args.as_slice()) {
             let ty = if f.count != 0 {
@@ -597,8 +664,9 @@ impl Probes {
         let system = cstring(spec.group.as_bytes())?;
         let name = cstring(spec.event.as_bytes())?;
         let print_fmt = CString::try_from_fmt(kernel::fmt!("{}", PrintFmt(spec.is_return, spec.args.as_slice())))?;
+        state.events.reserve(1, GFP_KERNEL)?;
         let reg = KBox::pin_init(
-            trace_event::Registration::new(system, name, print_fmt, self.module, Event(shared.clone())),
+            trace_event::Registration::new(lock, system, name, print_fmt, self.module, Event(shared.clone())),
             GFP_KERNEL,
         )
         .map_err(|e| {
@@ -608,40 +676,34 @@ impl Probes {
                 Fail::Kernel(e)
             }
         })?;
-        state.events.push(TraceEvent { shared: shared.clone(), reg }, GFP_KERNEL)?;
+        // Cannot fail: reserved above.
+        let _ = state.events.push(TraceEvent { shared: shared.clone(), reg }, GFP_KERNEL);
         Ok(shared)
     }
 
-    /// `-:[GRP/][EVENT] ...`: removes the matching probes in order
-    /// (`dyn_event_release()`). A probe with siblings goes even while its
-    /// event is enabled; the last probe of an enabled event is `EBUSY`
-    /// (`unregister_trace_kprobe()`).
+    /// `-:[GRP/][EVENT] ...`: removes the matching probes in order, stops
+    /// at the first that cannot go (`dyn_event_release()`).
     fn remove(&self, line: &[u8]) -> Result {
         let mut tokens = KBox::new(Tokens::new(), GFP_KERNEL)?;
         let r = Removal::parse(line, &mut tokens).map_err(|e| Error::from_errno(-e))?;
-        let mut guard = self.state.lock();
-        let state = &mut *guard;
+        let lock = lock_events();
+        let mut state = self.state.lock();
         let mut found = false;
-        let mut counts = KVec::with_capacity(state.probes.len(), GFP_KERNEL)?;
-        for p in state.probes.iter() {
-            let n = state.probes.iter().filter(|q| Arc::ptr_eq(&q.shared.event, &p.shared.event)).count();
-            counts.push(n, GFP_KERNEL)?;
-        }
         let mut i = 0;
-        let res = filter(&mut state.probes, |p| {
-            let siblings = counts.get(i).copied().unwrap_or(1);
-            i += 1;
-            if !r.matches(line, &tokens, &p.shared.spec, p.hashed()) {
-                return Ok(true);
+        let mut res = Ok(());
+        while i < state.probes.len() {
+            let p = &state.probes[i].shared;
+            if !r.matches(line, &tokens, &p.spec, p.hashed()) {
+                i += 1;
+                continue;
             }
             found = true;
-            if siblings <= 1 && !p.shared.event.files.is_empty() {
-                return Err(EBUSY);
+            res = state.remove_probe(&lock, i);
+            if res.is_err() {
+                break;
             }
-            // The kprobe is unregistered when `p` is dropped.
-            Ok(false)
-        });
-        let res = res.and_then(|()| state.drop_empty_events());
+        }
+        lock.reset_instances();
         res?;
         if found {
             Ok(())
@@ -654,6 +716,7 @@ impl Probes {
     /// `trace_kprobe_module_callback()` does (a probe registered before is
     /// gone since the module went away).
     pub(crate) fn module_coming(&self, module: &[u8]) {
+        let _lock = lock_events();
         let mut state = self.state.lock();
         for p in state.probes.iter_mut() {
             let sym = p.shared.spec.symbol.as_bytes();
@@ -674,27 +737,35 @@ impl Probes {
         }
     }
 
-    /// `echo > kprobe_events`: removes every probe, or none if one is in use.
+    /// `echo > kprobe_events`: removes every probe, or none if one is in
+    /// use (`dyn_events_release_all()`).
     pub(crate) fn clear(&self) -> Result {
+        let lock = lock_events();
         let mut state = self.state.lock();
-        if state.events.iter().any(|e| !e.shared.files.is_empty()) {
-            return Err(EBUSY);
+        let mut res = if state.events.iter().any(|e| !e.shared.files.is_empty()) {
+            Err(EBUSY)
+        } else {
+            Ok(())
+        };
+        while res.is_ok() && !state.probes.is_empty() {
+            res = state.remove_probe(&lock, 0);
         }
-        state.probes = KVec::new();
-        state.drop_empty_events()
+        lock.reset_instances();
+        res
     }
 
     /// The read-back of `kprobe_events`.
     pub(crate) fn show(&self, w: &mut dyn core::fmt::Write) -> Result {
+        let _lock = lock_events();
         for p in self.state.lock().probes.iter() {
-            let s = &p.shared;
-            format::readback(w, &s.spec, p.hashed(), s.maxactive.load(Ordering::Relaxed)).map_err(|_| ENOMEM)?;
+            p.shared.show(w)?;
         }
         Ok(())
     }
 
     /// `kprobe_profile`: `  %-44s %15lu %15lu` per probe.
     pub(crate) fn profile(&self, w: &mut dyn core::fmt::Write) -> Result {
+        let _lock = lock_events();
         for p in self.state.lock().probes.iter() {
             let s = &p.shared;
             let name = s.spec.event.as_bytes();
@@ -710,5 +781,41 @@ impl Probes {
             .map_err(|_| ENOMEM)?;
         }
         Ok(())
+    }
+}
+
+/// `dynamic_events` (trace_kprobe.c: `trace_kprobe_ops`).
+impl dyn_event::Provider for Probes {
+    type Entry = ProbeShared;
+
+    fn create(ty: &Kprobes, command: &CStr) -> Result {
+        Self::define(ty, command.as_bytes())
+    }
+
+    fn show(&self, _lock: &EventLock, entry: &ProbeShared, m: &mut SeqFile) -> Result {
+        entry.show(m)
+    }
+
+    /// `trace_kprobe_is_busy()`: enabled somewhere.
+    fn is_busy(&self, _lock: &EventLock, entry: &ProbeShared) -> bool {
+        !entry.event.files.is_empty()
+    }
+
+    /// `trace_kprobe_release()`.
+    fn free(&self, lock: &EventLock, entry: &ProbeShared) -> Result {
+        let mut state = self.state.lock();
+        match state.probes.iter().position(|p| core::ptr::eq(&**p.shared, entry)) {
+            Some(i) => state.remove_probe(lock, i),
+            None => Err(ENOENT),
+        }
+    }
+
+    /// `trace_kprobe_match()`.
+    fn matches(&self, _lock: &EventLock, system: Option<&CStr>, event: &CStr, args: DynArgs<'_>, entry: &ProbeShared) -> bool {
+        let r = Removal {
+            group: system.map(|s| s.as_bytes()),
+            event: event.as_bytes(),
+        };
+        r.matches_words(args.map(|a| a.as_bytes()), &entry.spec, entry.hashed())
     }
 }

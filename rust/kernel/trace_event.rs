@@ -15,6 +15,8 @@
 //!
 //! C header: [`include/linux/trace_events.h`](srctree/include/linux/trace_events.h)
 
+pub mod dyn_event;
+
 use crate::{
     bindings,
     error::{from_result, to_result, Result},
@@ -24,6 +26,7 @@ use crate::{
     types::Opaque,
     ThisModule,
 };
+
 use core::{
     ffi::c_void,
     fmt,
@@ -277,7 +280,7 @@ pub const MAX_INSTANCES: usize = 16;
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
 /// use kernel::{c_str, str::CString};
-/// use kernel::trace_event::{Event, EventFile, Fields, FileSet, Registration, TraceSeq};
+/// use kernel::trace_event::{lock_events, Event, EventFile, Fields, FileSet, Registration, TraceSeq};
 ///
 /// struct Ev {
 ///     files: FileSet,
@@ -306,6 +309,7 @@ pub const MAX_INSTANCES: usize = 16;
 /// let ev = Ev { files: FileSet::new(), written: AtomicUsize::new(0) };
 /// let mut reg = KBox::pin_init(
 ///     Registration::new(
+///         &lock_events(),
 ///         CString::try_from_fmt(kernel::fmt!("rkpe_doctest2"))?,
 ///         CString::try_from_fmt(kernel::fmt!("ev"))?,
 ///         CString::try_from_fmt(kernel::fmt!("\"\""))?,
@@ -331,12 +335,12 @@ pub const MAX_INSTANCES: usize = 16;
 /// });
 /// assert_eq!(reg.data().written.load(Ordering::Relaxed), 1);
 /// // Enabled, it cannot be removed.
-/// assert_eq!(reg.as_mut().remove(), Err(EBUSY));
+/// assert_eq!(reg.as_mut().remove(&lock_events()), Err(EBUSY));
 /// // SAFETY: as above.
 /// let r = unsafe { kernel::bindings::trace_set_clr_event(sys.as_char_ptr(), name.as_char_ptr(), 0) };
 /// assert_eq!(r, 0);
 /// assert!(reg.data().files.is_empty());
-/// reg.as_mut().remove()?;
+/// reg.as_mut().remove(&lock_events())?;
 /// # Ok::<(), Error>(())
 /// ```
 ///
@@ -457,7 +461,7 @@ pub trait Event: Sync + Sized {
 ///
 /// ```
 /// use kernel::str::CString;
-/// use kernel::trace_event::{Event, EventFile, Fields, Registration, TraceSeq};
+/// use kernel::trace_event::{lock_events, Event, EventFile, Fields, Registration, TraceSeq};
 ///
 /// struct Ev;
 ///
@@ -480,23 +484,29 @@ pub trait Event: Sync + Sized {
 /// // SAFETY: a null module is built-in code, which is never unloaded.
 /// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
 /// let new = |sys: &str, name: &str| -> Result<_> {
-///     Ok(Registration::new(
-///         CString::try_from_fmt(kernel::fmt!("{sys}"))?,
-///         CString::try_from_fmt(kernel::fmt!("{name}"))?,
-///         CString::try_from_fmt(kernel::fmt!("\"\""))?,
-///         &BUILTIN,
-///         Ev,
-///     ))
+///     let lock = lock_events();
+///     KBox::pin_init(
+///         Registration::new(
+///             &lock,
+///             CString::try_from_fmt(kernel::fmt!("{sys}"))?,
+///             CString::try_from_fmt(kernel::fmt!("{name}"))?,
+///             CString::try_from_fmt(kernel::fmt!("\"\""))?,
+///             &BUILTIN,
+///             Ev,
+///         ),
+///         GFP_KERNEL,
+///     )
 /// };
-/// let mut ev = KBox::pin_init(new("rkpe_doctest", "ev")?, GFP_KERNEL)?;
+/// let mut ev = new("rkpe_doctest", "ev")?;
 /// assert_ne!(ev.id(), 0);
 /// // Any event's name is taken: ours, or a built-in one.
-/// assert_eq!(KBox::pin_init(new("rkpe_doctest", "ev")?, GFP_KERNEL).err(), Some(EEXIST));
-/// assert_eq!(KBox::pin_init(new("ftrace", "function")?, GFP_KERNEL).err(), Some(EEXIST));
-/// ev.as_mut().remove()?;
-/// // Once removed, the name is free again.
-/// let again = KBox::pin_init(new("rkpe_doctest", "ev")?, GFP_KERNEL)?;
+/// assert_eq!(new("rkpe_doctest", "ev").err(), Some(EEXIST));
+/// assert_eq!(new("ftrace", "function").err(), Some(EEXIST));
+/// ev.as_mut().remove(&lock_events())?;
+/// // Once removed, the name is free again; dropping it removes it.
+/// let again = new("rkpe_doctest", "ev")?;
 /// drop(again);
+/// assert!(new("rkpe_doctest", "ev").is_ok());
 /// # Ok::<(), Error>(())
 /// ```
 ///
@@ -530,19 +540,24 @@ unsafe impl<T: Event + Send> Send for Registration<T> {}
 const TRACE_FUNCTION_TYPE: *const u8 = usize::MAX as *const u8;
 
 impl<T: Event> Registration<T> {
-    /// Creates `events/<system>/<name>/`, owned by `module`.
+    /// Creates `events/<system>/<name>/`, owned by `module`, with
+    /// `event_mutex` held (as `trace_add_event_call()` wants it).
     ///
     /// # Errors
     ///
     /// `EEXIST` if any event (static or dynamic) has that name, `ENODEV` if
     /// no event type id is left, `ENOMEM`.
-    pub fn new(
+    pub fn new<'a>(
+        lock: &'a EventLock,
         system: CString,
         name: CString,
         print_fmt: CString,
         module: &'static ThisModule,
         data: T,
-    ) -> impl PinInit<Self, Error> {
+    ) -> impl PinInit<Self, Error> + 'a
+    where
+        T: 'a,
+    {
         // SAFETY: the closure initialises every field before registering
         // the call that exposes them, and on error leaves nothing
         // registered (dropping what it wrote).
@@ -577,7 +592,7 @@ impl<T: Event> Registration<T> {
                 (*call).print_fmt = (*slot).print_fmt.as_char_ptr().cast_mut();
                 (*call).flags = bindings::TRACE_EVENT_FL_KPROBE as _;
                 (*call).__bindgen_anon_2.module = module.as_ptr().cast();
-                let r = add_event_call(call, &(*slot).system, &(*slot).name);
+                let r = add_event_call(lock, call, &(*slot).system, &(*slot).name);
                 if r.is_err() {
                     ptr::drop_in_place(ptr::addr_of_mut!((*slot).data));
                     ptr::drop_in_place(ptr::addr_of_mut!((*slot).system));
@@ -599,18 +614,20 @@ impl<T: Event> Registration<T> {
         self.call.event.type_ as u32
     }
 
-    /// Removes the event from every instance.
+    /// Removes the event from every instance, with `event_mutex` held.
+    /// The instances that recorded it are cleared by
+    /// [`EventLock::reset_instances`].
     ///
     /// # Errors
     ///
     /// `EBUSY` while it is enabled somewhere or in use (then it stays).
-    pub fn remove(self: Pin<&mut Self>) -> Result {
+    pub fn remove(self: Pin<&mut Self>, lock: &EventLock) -> Result {
         // SAFETY: only `removed` changes; nothing is moved.
         let this = unsafe { self.get_unchecked_mut() };
         if this.removed {
             return Ok(());
         }
-        remove_event_call(&mut this.call)?;
+        remove_event_call(lock, &mut this.call)?;
         this.removed = true;
         Ok(())
     }
@@ -707,7 +724,9 @@ impl<T: Event> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: nothing is moved.
         let this = unsafe { self.get_unchecked_mut() };
-        if !this.removed && remove_event_call(&mut this.call).is_err() {
+        // Dropping a registration that was not removed takes `event_mutex`:
+        // whoever holds it removes first.
+        if !this.removed && remove_event_call(&lock_events(), &mut this.call).is_err() {
             // The owner must remove a busy event (and keep its module
             // pinned) before dropping it.
             crate::pr_warn!("trace_event: dropping a busy event\n");
@@ -715,9 +734,11 @@ impl<T: Event> PinnedDrop for Registration<T> {
     }
 }
 
+// Private to the tracing core (kernel/trace/trace.h); not in the bindings.
 extern "C" {
     static mut event_mutex: bindings::mutex;
     static mut ftrace_events: bindings::list_head;
+    fn tracing_reset_all_online_cpus();
 }
 
 /// Whether an event `system/name` exists (`find_trace_event_call()`).
@@ -761,38 +782,103 @@ fn event_exists(system: &CStr, name: &CStr) -> bool {
 /// `event_mutex`, refuse a taken name, register the output type, add the
 /// event to every instance.
 #[inline(never)]
-fn add_event_call(call: *mut bindings::trace_event_call, system: &CStr, name: &CStr) -> Result {
-    // SAFETY: `event_mutex` is the tracing core's mutex.
-    unsafe { bindings::mutex_lock(ptr::addr_of_mut!(event_mutex)) };
-    let r = (|| {
-        if event_exists(system, name) {
-            return Err(EEXIST);
-        }
-        // SAFETY: `call` is fully initialised by the caller.
-        if unsafe { bindings::register_trace_event(ptr::addr_of_mut!((*call).event)) } == 0 {
-            return Err(ENODEV);
-        }
-        // SAFETY: as above; `event_mutex` is held.
-        let r = to_result(unsafe { bindings::trace_add_event_call(call) });
-        if r.is_err() {
-            // SAFETY: registered above.
-            unsafe { bindings::unregister_trace_event(ptr::addr_of_mut!((*call).event)) };
-        }
-        r
-    })();
-    // SAFETY: locked above.
-    unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(event_mutex)) };
+fn add_event_call(
+    _lock: &EventLock,
+    call: *mut bindings::trace_event_call,
+    system: &CStr,
+    name: &CStr,
+) -> Result {
+    if event_exists(system, name) {
+        return Err(EEXIST);
+    }
+    // SAFETY: `call` is fully initialised by the caller.
+    if unsafe { bindings::register_trace_event(ptr::addr_of_mut!((*call).event)) } == 0 {
+        return Err(ENODEV);
+    }
+    // SAFETY: as above; `event_mutex` is held (`_lock`).
+    let r = to_result(unsafe { bindings::trace_add_event_call(call) });
+    if r.is_err() {
+        // SAFETY: registered above.
+        unsafe { bindings::unregister_trace_event(ptr::addr_of_mut!((*call).event)) };
+    }
     r
 }
 
 /// `trace_probe_unregister_event_call()`: `EBUSY` while in use.
 #[inline(never)]
-fn remove_event_call(call: *mut bindings::trace_event_call) -> Result {
+fn remove_event_call(_lock: &EventLock, call: *mut bindings::trace_event_call) -> Result {
+    // SAFETY: `call` was added by `add_event_call()`; `event_mutex` is held
+    // (`_lock`).
+    to_result(unsafe { bindings::trace_remove_event_call(call) })
+}
+
+/// Proof that the tracing core's `event_mutex` is held: the lock the core
+/// holds when it calls an event's callbacks, and that creating or removing
+/// an event needs.
+///
+/// Only a [`EventLockGuard`] (or the kernel crate, inside a callback the
+/// core calls with the mutex held) hands one out.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::trace_event::lock_events;
+///
+/// let lock = lock_events();
+/// lock.reset_instances();
+/// drop(lock);
+/// // Not recursive, but free again once dropped.
+/// drop(lock_events());
+/// ```
+pub struct EventLock {
+    _not_send: core::marker::PhantomData<*mut ()>,
+}
+
+impl EventLock {
+    /// # Safety
+    ///
+    /// `event_mutex` must be held for `'a`.
+    pub(crate) unsafe fn assume_held<'a>() -> &'a EventLock {
+        &EventLock {
+            _not_send: core::marker::PhantomData,
+        }
+    }
+
+    /// Clears the ring buffers of the instances whose records name an event
+    /// that was removed (`tracing_reset_all_online_cpus()`, as
+    /// `dyn_event_release()` does after removing events).
+    #[inline(never)]
+    pub fn reset_instances(&self) {
+        // SAFETY: takes `trace_types_lock`, which nests inside `event_mutex`.
+        unsafe { tracing_reset_all_online_cpus() };
+    }
+}
+
+/// Holds `event_mutex` until dropped; derefs to the [`EventLock`] proof.
+pub struct EventLockGuard(EventLock);
+
+/// Takes the tracing core's `event_mutex` (it may sleep).
+#[inline(never)]
+pub fn lock_events() -> EventLockGuard {
     // SAFETY: `event_mutex` is the tracing core's mutex.
     unsafe { bindings::mutex_lock(ptr::addr_of_mut!(event_mutex)) };
-    // SAFETY: `call` was added by `add_event_call()`; `event_mutex` held.
-    let r = to_result(unsafe { bindings::trace_remove_event_call(call) });
-    // SAFETY: locked above.
-    unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(event_mutex)) };
-    r
+    EventLockGuard(EventLock {
+        _not_send: core::marker::PhantomData,
+    })
+}
+
+impl core::ops::Deref for EventLockGuard {
+    type Target = EventLock;
+
+    fn deref(&self) -> &EventLock {
+        &self.0
+    }
+}
+
+impl Drop for EventLockGuard {
+    #[inline(never)]
+    fn drop(&mut self) {
+        // SAFETY: locked by `lock_events()`.
+        unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(event_mutex)) };
+    }
 }

@@ -40,7 +40,7 @@ impl SeqFile {
     ///
     /// `ptr` must be a valid `seq_file` for the lifetime `'a`, not used
     /// elsewhere meanwhile.
-    unsafe fn from_raw<'a>(ptr: *mut bindings::seq_file) -> &'a mut Self {
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::seq_file) -> &'a mut Self {
         // SAFETY: `repr(transparent)`; validity by the caller.
         unsafe { &mut *ptr.cast::<Self>() }
     }

@@ -66,15 +66,26 @@ impl<'a> Removal<'a> {
         p: &Probe<A>,
         hashed: u64,
     ) -> bool {
+        self.matches_words(tokens.iter(line).skip(1), p, hashed)
+    }
+
+    /// As [`Removal::matches`], given the words after the command's first
+    /// (`argv + 1` of `dyn_event_release()`).
+    pub fn matches_words<'w, A: ArgList>(
+        &self,
+        mut words: impl Iterator<Item = &'w [u8]>,
+        p: &Probe<A>,
+        hashed: u64,
+    ) -> bool {
         if !self.event.is_empty() && self.event != p.event.as_bytes() {
             return false;
         }
         if self.group.is_some_and(|g| g != p.group.as_bytes()) {
             return false;
         }
-        if tokens.len() < 2 {
+        let Some(head) = words.next() else {
             return true;
-        }
+        };
         // trace_kprobe_match_command_head(): the place as snprintf() prints
         // it into a 64-byte buffer.
         let mut place = Str::<{ super::arg::MAX_ARGSTR_LEN }>::new();
@@ -86,10 +97,10 @@ impl<'a> Removal<'a> {
         };
         let fb = full.as_bytes();
         place.push(&fb[..fb.len().min(super::arg::MAX_ARGSTR_LEN)]);
-        if place.as_bytes() != tokens.get(line, 1) {
+        if place.as_bytes() != head {
             return false;
         }
-        match_args(p.args.as_slice(), tokens.iter(line).skip(2))
+        match_args(p.args.as_slice(), words)
     }
 }
 

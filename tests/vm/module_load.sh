@@ -22,6 +22,7 @@ kunit_summary() {
 		! dmesg | grep -Eq '^\[[ 0-9.]*\] +not ok '
 }
 check "KUnit: rust_doctests_kernel passed" kunit_summary
+dmesg | grep -oE '# rust_doctests_kernel: pass:[0-9]+ fail:[0-9]+ skip:[0-9]+ total:[0-9]+'
 
 warnings_before=$(dmesg | grep -cE 'WARNING:|BUG:|Oops')
 check "modprobe rust_kprobe_events" modprobe rust_kprobe_events

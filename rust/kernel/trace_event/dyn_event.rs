@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Dynamic event types: the `dynamic_events` file.
+//!
+//! A [`Type`] offers a kind of dynamic event to `<tracefs>/dynamic_events`,
+//! as `dyn_event_register()` does for kprobe, uprobe, synthetic and eprobe
+//! events: a line written there is offered to each type's
+//! [`Provider::create`] until one takes it (the others say `ECANCELED`);
+//! reading lists every type's [`Entry`]s in creation order through
+//! [`Provider::show`]; `-:[GRP/]EVENT ...` and `!...` lines and `O_TRUNC`
+//! remove entries through [`Provider::matches`], [`Provider::is_busy`] and
+//! [`Provider::free`]. Dropping the [`Type`] unregisters it (a kernel patch
+//! adds `dyn_event_unregister()`) and unlinks any entry left.
+//!
+//! The C types are private to the tracing core; their layout is mirrored
+//! here from
+//! [`kernel/trace/trace_dynevent.h`](srctree/kernel/trace/trace_dynevent.h).
+
+use crate::{
+    bindings,
+    error::from_result,
+    prelude::*,
+    str::CStr,
+    trace_event::{lock_events, EventLock},
+    tracefs::SeqFile,
+    types::Opaque,
+};
+use core::{
+    any::TypeId,
+    cell::UnsafeCell,
+    ffi::{c_int, c_void},
+    marker::PhantomPinned,
+    ptr,
+    sync::atomic::{AtomicBool, Ordering},
+};
+
+/// `struct dyn_event_operations` (trace_dynevent.h:40).
+#[repr(C)]
+struct Operations {
+    list: bindings::list_head,
+    create: Option<unsafe extern "C" fn(*const u8) -> c_int>,
+    show: Option<unsafe extern "C" fn(*mut bindings::seq_file, *mut RawEvent) -> c_int>,
+    is_busy: Option<unsafe extern "C" fn(*mut RawEvent) -> bool>,
+    free: Option<unsafe extern "C" fn(*mut RawEvent) -> c_int>,
+    match_: Option<
+        unsafe extern "C" fn(*const u8, *const u8, c_int, *mut *const u8, *mut RawEvent) -> bool,
+    >,
+}
+
+/// `struct dyn_event` (trace_dynevent.h:62).
+#[repr(C)]
+struct RawEvent {
+    list: bindings::list_head,
+    ops: *mut Operations,
+}
+
+extern "C" {
+    fn dyn_event_register(ops: *mut Operations) -> c_int;
+    fn dyn_event_unregister(ops: *mut Operations);
+    static mut dyn_event_list: bindings::list_head;
+    static mut dyn_event_ops_mutex: bindings::mutex;
+}
+
+/// A kind of dynamic event. Except for [`Provider::create`], the core
+/// calls these with `event_mutex` held.
+pub trait Provider: Send + Sync + 'static {
+    /// What each [`Entry`] of this type carries.
+    type Entry: Send + Sync;
+
+    /// Creates what `command` (one line written to `dynamic_events`)
+    /// defines, adding its entries to `ty`. `ECANCELED` ([`canceled`]) if
+    /// the line is not for this type.
+    fn create(ty: &Type<Self>, command: &CStr) -> Result
+    where
+        Self: Sized;
+
+    /// Writes `entry`'s line of `dynamic_events`.
+    fn show(&self, lock: &EventLock, entry: &Self::Entry, m: &mut SeqFile) -> Result;
+
+    /// Whether `entry` cannot be removed now.
+    fn is_busy(&self, lock: &EventLock, entry: &Self::Entry) -> bool;
+
+    /// Removes `entry`: it unlinks it ([`Entry::remove`]) unless it fails.
+    fn free(&self, lock: &EventLock, entry: &Self::Entry) -> Result;
+
+    /// Whether a removal command for `system/event` (`system` if given;
+    /// an empty `event` matches any) followed by `args` names `entry`.
+    fn matches(
+        &self,
+        lock: &EventLock,
+        system: Option<&CStr>,
+        event: &CStr,
+        args: Args<'_>,
+        entry: &Self::Entry,
+    ) -> bool;
+}
+
+/// `ECANCELED`: what [`Provider::create`] returns for a line that is not
+/// for its type.
+pub fn canceled() -> Error {
+    Error::from_errno(-(bindings::ECANCELED as i32))
+}
+
+/// The words after the first of a removal command.
+#[derive(Clone)]
+pub struct Args<'a> {
+    argv: &'a [*const u8],
+}
+
+impl<'a> Iterator for Args<'a> {
+    type Item = &'a CStr;
+
+    fn next(&mut self) -> Option<&'a CStr> {
+        let (first, rest) = self.argv.split_first()?;
+        self.argv = rest;
+        // SAFETY: `argv_split()` made each word a NUL-terminated string that
+        // lives for the callback.
+        Some(unsafe { CStr::from_char_ptr(*first) })
+    }
+}
+
+/// The Rust types registered, for [`Type`]'s `create` callback, which the
+/// core calls with the command only. Guarded by `dyn_event_ops_mutex`.
+struct Registry(UnsafeCell<[Option<(TypeId, *const c_void)>; 4]>);
+
+// SAFETY: only accessed with `dyn_event_ops_mutex` held.
+unsafe impl Sync for Registry {}
+
+static REGISTRY: Registry = Registry(UnsafeCell::new([None; 4]));
+
+/// A registered dynamic event type.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::str::CStr;
+/// use kernel::trace_event::{dyn_event::{canceled, Args, Entry, Provider, Type}, lock_events, EventLock};
+/// use kernel::tracefs::SeqFile;
+///
+/// struct Ty;
+///
+/// impl Provider for Ty {
+///     type Entry = u32;
+///     fn create(_ty: &Type<Self>, command: &CStr) -> Result {
+///         if command.as_bytes().starts_with(b"doctest:") { Ok(()) } else { Err(canceled()) }
+///     }
+///     fn show(&self, _: &EventLock, _e: &u32, m: &mut SeqFile) -> Result {
+///         m.put(b"doctest\n");
+///         Ok(())
+///     }
+///     fn is_busy(&self, _: &EventLock, e: &u32) -> bool {
+///         *e == 1
+///     }
+///     fn free(&self, _: &EventLock, _e: &u32) -> Result {
+///         Err(EBUSY)
+///     }
+///     fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &u32) -> bool {
+///         false
+///     }
+/// }
+///
+/// let ty = KBox::pin_init(Type::new::<Error>(Ty), GFP_KERNEL)?;
+/// // One type per Rust type.
+/// assert_eq!(KBox::pin_init(Type::new::<Error>(Ty), GFP_KERNEL).err(), Some(EBUSY));
+/// let e = KBox::pin_init(Entry::new(7u32), GFP_KERNEL)?;
+/// assert!(!e.is_linked());
+/// e.add(&lock_events(), &ty);
+/// assert!(e.is_linked());
+/// assert_eq!(*e.data(), 7);
+/// e.remove(&lock_events());
+/// assert!(!e.is_linked());
+/// // Dropping the type unlinks what is left.
+/// e.add(&lock_events(), &ty);
+/// drop(ty);
+/// assert!(!e.is_linked());
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// # Invariants
+///
+/// `ops` is in `dyn_event_ops_list` and the registry until drop; every
+/// `dyn_event` in `dyn_event_list` whose `ops` is `ops` is the `raw` field
+/// of a live `Entry<P::Entry>`.
+#[pin_data(PinnedDrop)]
+pub struct Type<P: Provider> {
+    #[pin]
+    ops: Opaque<Operations>,
+    #[pin]
+    data: P,
+    #[pin]
+    _pin: PhantomPinned,
+}
+
+// SAFETY: the core calls the callbacks from any thread; `P: Sync`.
+unsafe impl<P: Provider> Sync for Type<P> {}
+// SAFETY: `P: Send`; the C part moves nowhere (pinned).
+unsafe impl<P: Provider> Send for Type<P> {}
+
+impl<P: Provider> Type<P> {
+    /// Registers `data` as a dynamic event type.
+    ///
+    /// # Errors
+    ///
+    /// `EBUSY` if a `Type<P>` is registered already, or four other Rust
+    /// types are; `data`'s errors.
+    pub fn new<E>(data: impl PinInit<P, E>) -> impl PinInit<Self, Error>
+    where
+        Error: From<E>,
+    {
+        // SAFETY: the closure initialises every field before registering,
+        // and on error leaves nothing registered.
+        unsafe {
+            init::pin_init_from_closure(move |slot: *mut Self| {
+                data.__pinned_init(ptr::addr_of_mut!((*slot).data))?;
+                ptr::addr_of_mut!((*slot)._pin).write(PhantomPinned);
+                let ops = Opaque::raw_get(ptr::addr_of!((*slot).ops));
+                ops.write(Operations {
+                    list: bindings::list_head {
+                        next: ptr::null_mut(),
+                        prev: ptr::null_mut(),
+                    },
+                    create: Some(Self::create),
+                    show: Some(Self::show),
+                    is_busy: Some(Self::is_busy),
+                    free: Some(Self::free),
+                    match_: Some(Self::match_),
+                });
+                let r = register(TypeId::of::<P>(), slot.cast(), ops);
+                if r.is_err() {
+                    ptr::drop_in_place(ptr::addr_of_mut!((*slot).data));
+                }
+                r
+            })
+        }
+    }
+
+    /// The provider.
+    pub fn data(&self) -> &P {
+        &self.data
+    }
+
+    /// # Safety
+    ///
+    /// `ev` must be in `dyn_event_list` with `ops` of a live `Type<P>`.
+    unsafe fn parts<'a>(ev: *mut RawEvent) -> (&'a Self, &'a P::Entry) {
+        // SAFETY: by the type invariant, `ev` is the `raw` field of an
+        // `Entry<P::Entry>`, and its `ops` the `ops` field of a `Type<P>`.
+        unsafe {
+            let ty = &*crate::container_of!((*ev).ops.cast::<Opaque<Operations>>(), Self, ops);
+            let entry = &*crate::container_of!(ev.cast::<Opaque<RawEvent>>(), Entry<P::Entry>, raw);
+            (ty, &entry.data)
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core with `dyn_event_ops_mutex` held and a
+    /// NUL-terminated line.
+    unsafe extern "C" fn create(raw: *const u8) -> c_int {
+        // SAFETY: the mutex is held; see `register`.
+        let Some(this) = (unsafe { find(TypeId::of::<P>()) }) else {
+            return canceled().to_errno();
+        };
+        // SAFETY: registered by `Type<P>::new`, alive until it is
+        // unregistered, which takes the mutex the caller holds.
+        let this = unsafe { &*this.cast::<Self>() };
+        // SAFETY: the core passes a NUL-terminated line.
+        let cmd = unsafe { CStr::from_char_ptr(raw) };
+        from_result(|| P::create(this, cmd).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core with `event_mutex` held and one of our linked
+    /// entries.
+    unsafe extern "C" fn show(m: *mut bindings::seq_file, ev: *mut RawEvent) -> c_int {
+        // SAFETY: the core passes one of our linked entries.
+        let (this, e) = unsafe { Self::parts(ev) };
+        // SAFETY: `event_mutex` is held; `m` is valid for the call.
+        let (lock, m) = unsafe { (EventLock::assume_held(), SeqFile::from_raw(m)) };
+        from_result(|| this.data.show(lock, e, m).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core with `event_mutex` held and one of our linked
+    /// entries.
+    unsafe extern "C" fn is_busy(ev: *mut RawEvent) -> bool {
+        // SAFETY: as in `show`.
+        let (this, e) = unsafe { Self::parts(ev) };
+        // SAFETY: `event_mutex` is held.
+        this.data.is_busy(unsafe { EventLock::assume_held() }, e)
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core with `event_mutex` held and one of our linked
+    /// entries.
+    unsafe extern "C" fn free(ev: *mut RawEvent) -> c_int {
+        // SAFETY: as in `show`.
+        let (this, e) = unsafe { Self::parts(ev) };
+        // SAFETY: `event_mutex` is held.
+        let lock = unsafe { EventLock::assume_held() };
+        from_result(|| this.data.free(lock, e).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// Called by the core with `event_mutex` held and one of our linked
+    /// entries.
+    unsafe extern "C" fn match_(
+        system: *const u8,
+        event: *const u8,
+        argc: c_int,
+        argv: *mut *const u8,
+        ev: *mut RawEvent,
+    ) -> bool {
+        // SAFETY: as in `show`.
+        let (this, e) = unsafe { Self::parts(ev) };
+        // SAFETY: the strings are NUL-terminated (`system` may be null);
+        // `argv` has `argc` entries.
+        let (system, event, argv) = unsafe {
+            (
+                (!system.is_null()).then(|| CStr::from_char_ptr(system)),
+                CStr::from_char_ptr(event),
+                if argc > 0 && !argv.is_null() {
+                    core::slice::from_raw_parts(argv.cast_const(), argc as usize)
+                } else {
+                    &[]
+                },
+            )
+        };
+        // SAFETY: `event_mutex` is held.
+        let lock = unsafe { EventLock::assume_held() };
+        this.data.matches(lock, system, event, Args { argv }, e)
+    }
+}
+
+#[pinned_drop]
+impl<P: Provider> PinnedDrop for Type<P> {
+    fn drop(self: Pin<&mut Self>) {
+        let ops = self.ops.get();
+        // No `create` runs once this returns.
+        unregister(TypeId::of::<P>(), ops);
+        // Unlink the entries left, so that nothing reaches `ops`.
+        let lock = lock_events();
+        for_each_entry(&lock, ops, &mut |ev| {
+            // SAFETY: entries with our `ops` are live `Entry<P::Entry>`s
+            // (type invariant).
+            let entry = unsafe {
+                &*crate::container_of!(ev.cast::<Opaque<RawEvent>>(), Entry<P::Entry>, raw)
+            };
+            entry.unlink(&lock);
+        });
+    }
+}
+
+/// Calls `f` on each entry of `dyn_event_list` whose type is `ops`; `f`
+/// may unlink it.
+#[inline(never)]
+fn for_each_entry(_lock: &EventLock, ops: *mut Operations, f: &mut dyn FnMut(*mut RawEvent)) {
+    // SAFETY: `event_mutex` is held, so the list is stable but for what `f`
+    // unlinks: the next entry is read first.
+    unsafe {
+        let head = ptr::addr_of_mut!(dyn_event_list);
+        let mut pos = (*head).next;
+        while pos != head {
+            let next = (*pos).next;
+            let ev = pos.cast::<RawEvent>();
+            if (*ev).ops == ops {
+                f(ev);
+            }
+            pos = next;
+        }
+    }
+}
+
+/// `dyn_event_add()`: `raw` goes last in `dyn_event_list`, as one of `ops`.
+///
+/// # Safety
+///
+/// `event_mutex` must be held; `raw` pinned and not linked.
+#[inline(never)]
+unsafe fn link(raw: *mut RawEvent, ops: *mut Operations) {
+    // SAFETY: by the caller's guarantee. list_add_tail(&raw->list, head).
+    unsafe {
+        (*raw).ops = ops;
+        let new = ptr::addr_of_mut!((*raw).list);
+        let head = ptr::addr_of_mut!(dyn_event_list);
+        let prev = (*head).prev;
+        (*new).next = head;
+        (*new).prev = prev;
+        (*prev).next = new;
+        (*head).prev = new;
+    }
+}
+
+/// `dyn_event_remove()`.
+///
+/// # Safety
+///
+/// `event_mutex` must be held; `raw` linked.
+#[inline(never)]
+unsafe fn unlink(raw: *mut RawEvent) {
+    // SAFETY: by the caller's guarantee. list_del_init(&raw->list).
+    unsafe {
+        let e = ptr::addr_of_mut!((*raw).list);
+        let (next, prev) = ((*e).next, (*e).prev);
+        (*next).prev = prev;
+        (*prev).next = next;
+        (*e).next = e;
+        (*e).prev = e;
+    }
+}
+
+/// Puts `ty` in the registry and `ops` in the core's list.
+#[inline(never)]
+fn register(id: TypeId, ty: *const c_void, ops: *mut Operations) -> Result {
+    // SAFETY: the core's mutex guards the registry.
+    unsafe { bindings::mutex_lock(ptr::addr_of_mut!(dyn_event_ops_mutex)) };
+    // SAFETY: the mutex is held.
+    let slots = unsafe { &mut *REGISTRY.0.get() };
+    let r = if slots.iter().flatten().any(|(t, _)| *t == id) {
+        Err(EBUSY)
+    } else if let Some(s) = slots.iter_mut().find(|s| s.is_none()) {
+        *s = Some((id, ty));
+        Ok(())
+    } else {
+        Err(EBUSY)
+    };
+    // SAFETY: locked above.
+    unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(dyn_event_ops_mutex)) };
+    r?;
+    // SAFETY: `ops` is initialised and pinned; the function takes the mutex.
+    let r = crate::error::to_result(unsafe { dyn_event_register(ops) });
+    if r.is_err() {
+        unregister_id(id);
+    }
+    r
+}
+
+/// Takes `ops` out of the core's list and the type out of the registry.
+#[inline(never)]
+fn unregister(id: TypeId, ops: *mut Operations) {
+    // SAFETY: `ops` was registered by `register`.
+    unsafe { dyn_event_unregister(ops) };
+    unregister_id(id);
+}
+
+#[inline(never)]
+fn unregister_id(id: TypeId) {
+    // SAFETY: the core's mutex guards the registry.
+    unsafe { bindings::mutex_lock(ptr::addr_of_mut!(dyn_event_ops_mutex)) };
+    // SAFETY: the mutex is held.
+    let slots = unsafe { &mut *REGISTRY.0.get() };
+    for s in slots.iter_mut() {
+        if s.is_some_and(|(t, _)| t == id) {
+            *s = None;
+        }
+    }
+    // SAFETY: locked above.
+    unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(dyn_event_ops_mutex)) };
+}
+
+/// # Safety
+///
+/// `dyn_event_ops_mutex` must be held.
+unsafe fn find(id: TypeId) -> Option<*const c_void> {
+    // SAFETY: by the caller's guarantee.
+    let slots = unsafe { &*REGISTRY.0.get() };
+    slots
+        .iter()
+        .flatten()
+        .find(|(t, _)| *t == id)
+        .map(|(_, p)| *p)
+}
+
+/// One entry of `dynamic_events`, carrying a `T`.
+///
+/// # Invariants
+///
+/// `linked` says whether `raw` is in `dyn_event_list` (it changes only
+/// with `event_mutex` held); when it is, `raw.ops` is the `ops` of a live
+/// `Type<P>` with `P::Entry = T`.
+#[pin_data(PinnedDrop)]
+pub struct Entry<T> {
+    #[pin]
+    raw: Opaque<RawEvent>,
+    linked: AtomicBool,
+    data: T,
+    #[pin]
+    _pin: PhantomPinned,
+}
+
+// SAFETY: the list links change only under `event_mutex`; `T: Send`.
+unsafe impl<T: Send> Send for Entry<T> {}
+// SAFETY: as above; `T: Sync`.
+unsafe impl<T: Sync> Sync for Entry<T> {}
+
+impl<T> Entry<T> {
+    /// An entry, not linked yet.
+    pub fn new(data: T) -> impl PinInit<Self> {
+        pin_init!(Entry {
+            raw: Opaque::uninit(),
+            linked: AtomicBool::new(false),
+            data,
+            _pin: PhantomPinned,
+        })
+    }
+
+    /// What the entry carries.
+    pub fn data(&self) -> &T {
+        &self.data
+    }
+
+    /// Whether the entry is listed in `dynamic_events`.
+    pub fn is_linked(&self) -> bool {
+        self.linked.load(Ordering::Relaxed)
+    }
+
+    /// Lists the entry last in `dynamic_events`, as one of `ty`'s
+    /// (`dyn_event_add()`). Does nothing if it is listed already.
+    pub fn add<P: Provider<Entry = T>>(&self, _lock: &EventLock, ty: &Type<P>) {
+        if self.is_linked() {
+            return;
+        }
+        let raw = self.raw.get();
+        // SAFETY: `event_mutex` is held (`_lock`); `raw` is pinned (an
+        // `Entry` is only made by pinned initialisation) and unlinked; `ty`
+        // is registered, and unlinks its entries before it goes away.
+        unsafe { link(raw, ty.ops.get()) };
+        self.linked.store(true, Ordering::Relaxed);
+    }
+
+    /// Takes the entry out of `dynamic_events` (`dyn_event_remove()`).
+    pub fn remove(&self, lock: &EventLock) {
+        self.unlink(lock);
+    }
+
+    fn unlink(&self, _lock: &EventLock) {
+        if !self.is_linked() {
+            return;
+        }
+        // SAFETY: `event_mutex` is held; the entry is linked.
+        unsafe { unlink(self.raw.get()) };
+        self.linked.store(false, Ordering::Relaxed);
+    }
+}
+
+impl<T> core::ops::Deref for Entry<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.data
+    }
+}
+
+#[pinned_drop]
+impl<T> PinnedDrop for Entry<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // Exclusive access: nobody else can link it now. An entry dropped
+        // while listed is unlinked here, which takes `event_mutex`; whoever
+        // drops one while holding it removes it first.
+        if self.is_linked() {
+            self.unlink(&lock_events());
+        }
+    }
+}
