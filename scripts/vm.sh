@@ -30,6 +30,8 @@ img=$(bash "$ROOT/scripts/initramfs.sh" "$variant")
 qemu=(qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m 1G -nographic -no-reboot
 	-kernel "$b/bzImage" -initrd "$img" "${icount[@]}")
 append="console=ttyS0 panic=-1 printk.time=1 quiet loglevel=5"
+# A built-in parameter the kernel crate's module_param doctest reads back.
+[ "$variant" = test ] && append+=" rkpe_doctest.greeting=hello"
 
 if [ $shell = 1 ]; then
 	exec "${qemu[@]}" -append "$append rkpe.shell"

@@ -16,7 +16,10 @@
 //! - [`trace_kprobe`]: the probes, their events and handlers.
 //! - [`glue`]: the probe language's view of the kernel.
 //!
-//! Not there yet: perf, a module parameter with specs to apply at load.
+//! The `kprobe_event` parameter defines and enables probes at load, as the
+//! C implementation's `kprobe_event=` boot parameter does.
+//!
+//! Not there yet: perf.
 
 use kernel::{c_str, kprobes, prelude::*, str::CStr, sync::Arc, tracefs, uaccess::UserSlice};
 
@@ -34,6 +37,12 @@ module! {
     description: "Kprobe-based event tracing in Rust",
     license: "GPL",
 }
+
+kernel::module_param_str!(
+    kprobe_event,
+    "rust_kprobe_events",
+    "Probes to define and enable at load, as the kprobe_event= boot parameter: ';' between definitions, ',' for spaces"
+);
 
 /// `kprobe_events`.
 struct EventsFile(Arc<Kprobes>);
@@ -108,6 +117,9 @@ impl kernel::Module for RustKprobeEvents {
             GFP_KERNEL,
         )?;
         let coming = KBox::pin_init(kprobes::ModuleNotifier::new(Coming(probes.clone())), GFP_KERNEL)?;
+        if let Some(list) = kprobe_event.value() {
+            Probes::boot_events(&probes, list.as_bytes())?;
+        }
         pr_info!("loaded; {} and {} are ready\n", NAMES.0, NAMES.1);
         Ok(RustKprobeEvents {
             _events: events,

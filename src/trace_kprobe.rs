@@ -712,6 +712,36 @@ impl Probes {
         }
     }
 
+    /// The `kprobe_event=` parameter: definitions separated by `;`, with
+    /// `,` for spaces, applied in order (a bad one is reported and skipped),
+    /// then every event is enabled in the top instance, as
+    /// `setup_boot_kprobe_events()` and `enable_boot_kprobe_events()` do
+    /// (trace_kprobe.c:2032-2070).
+    pub(crate) fn boot_events(ty: &Kprobes, list: &[u8]) -> Result {
+        let mut buf = KVec::with_capacity(list.len(), GFP_KERNEL)?;
+        for &c in list {
+            buf.push(if c == b',' { b' ' } else { c }, GFP_KERNEL)?;
+        }
+        for cmd in buf.split(|&c| c == b';').filter(|c| !c.is_empty()) {
+            if let Err(e) = Self::command(ty, cmd) {
+                pr_warn!("Failed to add event({}): {}\n", e.to_errno(), Bytes(cmd));
+            }
+        }
+        let mut names = KVec::new();
+        {
+            let _lock = lock_events();
+            for e in ty.data().state.lock().events.iter() {
+                names.push((cstring(e.shared.group.as_bytes())?, cstring(e.shared.name.as_bytes())?), GFP_KERNEL)?;
+            }
+        }
+        for (group, name) in names.iter() {
+            if let Err(e) = trace_event::set_enabled(group, name, true) {
+                pr_warn!("Failed to enable event {}: {}\n", Bytes(name.as_bytes()), e.to_errno());
+            }
+        }
+        Ok(())
+    }
+
     /// A module is coming: (re-)register the probes on its symbols, as
     /// `trace_kprobe_module_callback()` does (a probe registered before is
     /// gone since the module went away).

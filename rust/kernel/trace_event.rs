@@ -254,6 +254,18 @@ impl Drop for ErrorLog {
     }
 }
 
+/// Enables or disables the event `system/event` in the top trace instance,
+/// as `echo 1 > events/<system>/<event>/enable` does
+/// (`trace_set_clr_event()`). Takes `event_mutex`.
+///
+/// # Errors
+///
+/// `EINVAL` if there is no such event; the event's `register` errors.
+pub fn set_enabled(system: &CStr, event: &CStr, on: bool) -> Result {
+    // SAFETY: NUL-terminated strings; the function takes its locks.
+    to_result(unsafe { bindings::trace_set_clr_event(system.as_char_ptr(), event.as_char_ptr(), on.into()) })
+}
+
 /// Takes a reference on `module` so that it cannot be unloaded
 /// (`try_module_get()`); false if it is going away.
 pub fn module_get(module: &'static ThisModule) -> bool {
@@ -280,7 +292,7 @@ pub const MAX_INSTANCES: usize = 16;
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
 /// use kernel::{c_str, str::CString};
-/// use kernel::trace_event::{lock_events, Event, EventFile, Fields, FileSet, Registration, TraceSeq};
+/// use kernel::trace_event::{lock_events, set_enabled, Event, EventFile, Fields, FileSet, Registration, TraceSeq};
 ///
 /// struct Ev {
 ///     files: FileSet,
@@ -321,9 +333,8 @@ pub const MAX_INSTANCES: usize = 16;
 /// assert!(reg.data().files.is_empty());
 /// let (sys, name) = (c_str!("rkpe_doctest2"), c_str!("ev"));
 /// // Enable it in the top instance, as `echo 1 > events/rkpe_doctest2/ev/enable`.
-/// // SAFETY: NUL-terminated names.
-/// let r = unsafe { kernel::bindings::trace_set_clr_event(sys.as_char_ptr(), name.as_char_ptr(), 1) };
-/// assert_eq!(r, 0);
+/// set_enabled(sys, name, true)?;
+/// assert_eq!(set_enabled(sys, c_str!("no_such_event"), true), Err(EINVAL));
 /// assert!(!reg.data().files.is_empty());
 /// reg.data().files.for_each(|f| {
 ///     if !f.soft_disabled() {
@@ -336,9 +347,7 @@ pub const MAX_INSTANCES: usize = 16;
 /// assert_eq!(reg.data().written.load(Ordering::Relaxed), 1);
 /// // Enabled, it cannot be removed.
 /// assert_eq!(reg.as_mut().remove(&lock_events()), Err(EBUSY));
-/// // SAFETY: as above.
-/// let r = unsafe { kernel::bindings::trace_set_clr_event(sys.as_char_ptr(), name.as_char_ptr(), 0) };
-/// assert_eq!(r, 0);
+/// set_enabled(sys, name, false)?;
 /// assert!(reg.data().files.is_empty());
 /// reg.as_mut().remove(&lock_events())?;
 /// # Ok::<(), Error>(())
