@@ -118,7 +118,9 @@ macro_rules! module_param_str {
                     perm: 0o444,
                     level: -1,
                     flags: 0,
-                    __bindgen_anon_1: $crate::bindings::kernel_param__bindgen_ty_1 { arg: $name.as_arg() },
+                    __bindgen_anon_1: $crate::bindings::kernel_param__bindgen_ty_1 {
+                        arg: $name.as_arg(),
+                    },
                 });
 
             const PARM: &str = concat!("parm=", stringify!($name), ":", $desc);

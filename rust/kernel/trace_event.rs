@@ -263,7 +263,9 @@ impl Drop for ErrorLog {
 /// `EINVAL` if there is no such event; the event's `register` errors.
 pub fn set_enabled(system: &CStr, event: &CStr, on: bool) -> Result {
     // SAFETY: NUL-terminated strings; the function takes its locks.
-    to_result(unsafe { bindings::trace_set_clr_event(system.as_char_ptr(), event.as_char_ptr(), on.into()) })
+    to_result(unsafe {
+        bindings::trace_set_clr_event(system.as_char_ptr(), event.as_char_ptr(), on.into())
+    })
 }
 
 /// Takes a reference on `module` so that it cannot be unloaded
