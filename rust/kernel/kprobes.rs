@@ -664,6 +664,31 @@ pub trait ModuleComing: Sync {
 /// [`ModuleComing::coming`], after the kprobe core's own notifier (as the C
 /// kprobe events do, priority 2).
 ///
+/// # Examples
+///
+/// ```
+/// use core::sync::atomic::{AtomicUsize, Ordering};
+/// use kernel::kprobes::{ModuleComing, ModuleNotifier};
+/// use kernel::str::CStr;
+///
+/// struct Count(AtomicUsize);
+///
+/// impl ModuleComing for Count {
+///     fn coming(&self, _name: &CStr) {
+///         self.0.fetch_add(1, Ordering::Relaxed);
+///     }
+/// }
+///
+/// let n = KBox::pin_init(ModuleNotifier::new(Count(AtomicUsize::new(0))), GFP_KERNEL)?;
+/// let m = KBox::pin_init(ModuleNotifier::new(Count(AtomicUsize::new(0))), GFP_KERNEL)?;
+/// // No module loads while the doctests run (module loads are tested by
+/// // kprobe_module.tc and the module's own tests).
+/// assert_eq!(n.data().0.load(Ordering::Relaxed), 0);
+/// drop(n);
+/// drop(m);
+/// # Ok::<(), Error>(())
+/// ```
+///
 /// # Invariants
 ///
 /// `nb` is registered from the end of initialisation until drop, with

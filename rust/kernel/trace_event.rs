@@ -192,6 +192,26 @@ impl Drop for Reservation<'_> {
 /// The error log keeps a pointer to the table, so dropping it first drops
 /// the entries that use it (`tracing_log_err_forget()`, a kernel patch).
 ///
+/// # Examples
+///
+/// ```
+/// use kernel::{c_str, trace_event::ErrorLog};
+///
+/// let log = ErrorLog::new(&["First problem", "Second problem"])?;
+/// // `[ts] rkpe_doctest: error: Second problem`, `Command: p:x y`, a caret
+/// // under `y`.
+/// log.log(c_str!("rkpe_doctest"), c_str!("p:x y"), 1, 4);
+/// log.log(c_str!("rkpe_doctest"), c_str!("p:x z"), 0, 0);
+/// // A code past the table logs nothing.
+/// log.log(c_str!("rkpe_doctest"), c_str!("p:x w"), 2, 0);
+/// assert_eq!(log.forget(), 2);
+/// assert_eq!(log.forget(), 0);
+/// log.log(c_str!("rkpe_doctest"), c_str!("p:x y"), 1, 4);
+/// // Dropping it forgets its entries too.
+/// drop(log);
+/// # Ok::<(), Error>(())
+/// ```
+///
 /// # Invariants
 ///
 /// `ptrs[i]` points to the NUL-terminated `texts[i]`; both live until drop.
@@ -223,6 +243,15 @@ impl ErrorLog {
         Ok(ErrorLog { texts: t, ptrs })
     }
 
+    /// Drops the entries of `error_log` that use this table
+    /// (`tracing_log_err_forget()`); returns how many there were.
+    #[inline(never)]
+    pub fn forget(&self) -> usize {
+        // SAFETY: the table is valid; the function takes the log's lock.
+        let n = unsafe { bindings::tracing_log_err_forget(self.ptrs.as_ptr().cast_mut()) };
+        n.max(0) as usize
+    }
+
     /// Adds an entry to `error_log`: `[ts] LOC: error: TEXT`, the command
     /// and a caret at `pos`. Codes past the table are ignored.
     #[inline(never)]
@@ -247,10 +276,8 @@ impl ErrorLog {
 }
 
 impl Drop for ErrorLog {
-    #[inline(never)]
     fn drop(&mut self) {
-        // SAFETY: drops the log entries that point to this table.
-        unsafe { bindings::tracing_log_err_forget(self.ptrs.as_ptr().cast_mut()) };
+        self.forget();
     }
 }
 
