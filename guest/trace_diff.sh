@@ -4,10 +4,21 @@
 # For each "<trigger> | <place args>" line of a file: define the probe as cN
 # on kprobe_events and rN on rkprobe_events, trace the trigger with both,
 # and print each event's trace text (after "<name>: ") under "=== N C" and
-# "=== N RUST". "<trigger> | r <place args>" (or a place with %return)
+# "=== N RUST", then its kprobe_profile counts. "<trigger> | r <place args>" (or a place with %return)
 # defines return probes, traced one after the other with the same trigger.
 # Runs on the ref kernel with the module loaded.
 cd /sys/kernel/tracing || exit 1
+# "HITS MISSES" of events $1 (in kprobe_profile) and $2 (in
+# rkprobe_profile), read by one process, so that the hits around the reads
+# are the same for both.
+counts() {
+	awk -v a="$1" -v b="$2" '$1 == a || $1 == b { print $2, $3 }' kprobe_profile rkprobe_profile | tr '\n' ' '
+}
+# "profile: HITS MISSES" from the counts before ($1 $2) and after ($3 $4)
+# the trigger: hits while tracing, misses in all.
+profile() {
+	echo "profile: $(($3 - $1)) $4"
+}
 n=0
 while IFS= read -r line; do
 	case "$line" in '#'*|'') continue ;; esac
@@ -25,12 +36,16 @@ while IFS= read -r line; do
 			echo > trace
 			echo "$head:$e $spec" >> $f 2>/dev/null || echo "=== $n $side: rejected"
 			echo 1 > events/$g/enable 2>/dev/null
+			before=$(counts $e $e)
 			echo 1 > tracing_on
 			sh -c "$trigger" > /dev/null 2>&1
 			echo 0 > tracing_on
+			after=$(counts $e $e)
 			echo 0 > events/$g/enable 2>/dev/null
 			echo "=== $n $side $spec"
 			grep -a " $e: " trace | sed "s/.* $e: //" | head -20
+			set -- $before $after
+			profile "$@"
 			echo > $f
 		done
 		continue ;;
@@ -43,15 +58,20 @@ while IFS= read -r line; do
 	echo "p:r$n $spec" >> rkprobe_events 2>/dev/null || echo "=== $n RUST: rejected"
 	echo 1 > events/kprobes/enable 2>/dev/null
 	echo 1 > events/rkprobes/enable 2>/dev/null
+	before=$(counts c$n r$n)
 	echo 1 > tracing_on
 	sh -c "$trigger" > /dev/null 2>&1
 	echo 0 > tracing_on
+	after=$(counts c$n r$n)
 	echo 0 > events/kprobes/enable 2>/dev/null
 	echo 0 > events/rkprobes/enable 2>/dev/null
+	set -- $before $after
 	echo "=== $n C $spec"
 	grep -a " c$n: " trace | sed "s/.* c$n: //" | head -20
+	profile $1 $2 $5 $6
 	echo "=== $n RUST $spec"
 	grep -a " r$n: " trace | sed "s/.* r$n: //" | head -20
+	profile $3 $4 $7 $8
 done < "$1"
 echo > kprobe_events
 echo > rkprobe_events
