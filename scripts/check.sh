@@ -44,11 +44,12 @@ if [ -e "$ROOT/build/test/bzImage" ]; then
 	step "vm test: module load/unload, KUnit doctests" \
 		bash "$ROOT/scripts/vm.sh" --timeout 300 --log "$ROOT/build/results/module_load-test.log" test -- \
 		'sh /rkpe/tests/vm/module_load.sh'
-	step "vm test: own .tc tests (first light, arming, busy, errors, unload)" bash "$ROOT/scripts/owntests.sh"
+	step "vm test: own .tc tests" bash "$ROOT/scripts/owntests.sh" test
 	step "vm test: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" test
 fi
 if [ -e "$ROOT/build/ref/bzImage" ]; then
 	step "vm ref: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" ref
+	step "vm ref: own .tc tests marked c-too, on the C implementation" bash "$ROOT/scripts/owntests.sh" ref
 	step "vm ref: C answers still match tests/vectors/c-ref.txt" bash "$ROOT/scripts/oracle.sh" verify
 	step "vm ref: differential, C vs module on the same specs" bash "$ROOT/scripts/differential.sh"
 fi

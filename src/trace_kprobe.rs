@@ -25,6 +25,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use kernel::{
     c_str,
+    kallsyms,
     kprobes::{self, HitBuffers, Place, PtRegs},
     prelude::*,
     str::CString,
@@ -322,6 +323,19 @@ impl Kp {
     }
 }
 
+/// `trace_kprobe_module_exist()` (trace_kprobe.c:115-132): false for an
+/// address probe and for `MOD:SYM` while `MOD` is not loaded.
+fn module_exists(spec: &Probe<Args>) -> bool {
+    if let SpecPlace::Addr(_) = spec.place {
+        return false;
+    }
+    let sym = spec.symbol.as_bytes();
+    match sym.iter().position(|&c| c == b':') {
+        None => true,
+        Some(p) => cstring(&sym[..p]).is_ok_and(|m| kallsyms::module_loaded(&m)),
+    }
+}
+
 /// Registers the kprobe or kretprobe of a probe.
 fn register(shared: &Arc<Shared>) -> Result<Kp> {
     let spec = &shared.spec;
@@ -589,7 +603,7 @@ impl Probes {
             None => self.new_event(&lock, &mut state, &spec)?,
         };
 
-        let on_module = spec.symbol.as_bytes().contains(&b':');
+        let module_exists = module_exists(&spec);
         let shared = Arc::pin_init(
             Entry::new(ProbeShared {
                 spec,
@@ -610,9 +624,12 @@ impl Probes {
         };
         let probe = match register(&shared) {
             Ok(p) => p,
-            // A probe on a module that is not loaded waits for it
-            // (trace_kprobe.c:665-668).
-            Err(e) if e == ENOENT && on_module => Kp::Pending,
+            // A probe on a module that is not loaded waits for it; so does
+            // a probe on an address in no symbol (trace_kprobe.c:616-620).
+            Err(e) if e == ENOENT && !module_exists => {
+                pr_warn!("This probe might be able to register after target module is loaded. Continue.\n");
+                Kp::Pending
+            }
             Err(e) => {
                 drop(shared);
                 let _ = state.drop_event_if_empty(&lock, &event);

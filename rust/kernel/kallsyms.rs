@@ -100,6 +100,27 @@ unsafe extern "C" fn count_mod(
     0
 }
 
+/// Whether a module called `name` is loaded (`find_module()`).
+///
+/// # Examples
+///
+/// ```
+/// use kernel::{c_str, kallsyms::module_loaded};
+///
+/// assert!(!module_loaded(c_str!("rkpe_no_such_module")));
+/// ```
+#[inline(never)]
+pub fn module_loaded(name: &CStr) -> bool {
+    // SAFETY: `find_module()` wants the module list stable: an RCU-sched
+    // read side; the module is not used after it.
+    unsafe {
+        bindings::rcu_read_lock_sched_notrace();
+        let m = bindings::find_module(name.as_char_ptr());
+        bindings::rcu_read_unlock_sched_notrace();
+        !m.is_null()
+    }
+}
+
 /// How many symbols are called `name`: in the kernel and every module, or
 /// in module `module` only (`number_of_same_symbols()`, trace_kprobe.c).
 #[inline(never)]

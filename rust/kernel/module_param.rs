@@ -82,7 +82,7 @@ impl Default for StrParam {
 #[macro_export]
 macro_rules! module_param_str {
     ($name:ident, $module:literal, $desc:literal) => {
-        #[allow(non_upper_case_globals)]
+        #[expect(non_upper_case_globals)]
         static $name: $crate::module_param::StrParam = $crate::module_param::StrParam::new();
 
         const _: () = {

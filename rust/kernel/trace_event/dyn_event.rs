@@ -529,6 +529,7 @@ impl<T> Entry<T> {
         // `Entry` is only made by pinned initialisation) and unlinked; `ty`
         // is registered, and unlinks its entries before it goes away.
         unsafe { link(raw, ty.ops.get()) };
+        // INVARIANT: linked, with `ty`'s `ops`, under `event_mutex`.
         self.linked.store(true, Ordering::Relaxed);
     }
 
@@ -543,6 +544,7 @@ impl<T> Entry<T> {
         }
         // SAFETY: `event_mutex` is held; the entry is linked.
         unsafe { unlink(self.raw.get()) };
+        // INVARIANT: unlinked, under `event_mutex`.
         self.linked.store(false, Ordering::Relaxed);
     }
 }
