@@ -32,4 +32,14 @@ p c=$comm
 p s=@linux_banner:string
 r r=$retval
 SPECS
-echo "tracing_on=0|p|$(echo p:bench __x64_sys_getppid >> rkprobe_events; echo 1 > events/rkprobes/bench/enable; echo 0 > tracing_on; $B $N)"
+# The hit without the ring-buffer write: tracing off, reservations fail.
+for impl in C RUST; do
+	if [ $impl = C ]; then f=kprobe_events; g=kprobes; else f=rkprobe_events; g=rkprobes; fi
+	echo p:bench __x64_sys_getppid >> $f
+	echo 1 > events/$g/bench/enable
+	echo 0 > tracing_on
+	echo "$impl|tracing_on=0 p|$($B $N)"
+	echo 1 > tracing_on
+	echo 0 > events/$g/bench/enable
+	echo > $f
+done

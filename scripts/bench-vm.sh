@@ -27,10 +27,6 @@ for spec, d in by.items():
         continue
     c, r = float(d['C']), float(d['RUST'])
     out.append(f'| `{spec}` | {c:.0f} | {c - base:.0f} | {r:.0f} | {r - base:.0f} | {(r - base) / (c - base):.2f} |')
-for spec, d in by.items():
-    if 'tracing_on=0' in d:
-        v = float(d['tracing_on=0'])
-        out.append(f'| module `p`, tracing_on=0 | - | - | {v:.0f} | {v - base:.0f} | - |')
 open(sys.argv[2], 'w').write('\n'.join(out) + '\n')
 print('\n'.join(out))
 PY
