@@ -153,34 +153,44 @@ impl ProbeShared {
         }
         self.nhit.fetch_add(1, Ordering::Relaxed);
         let hs = ev.head_size();
+        if self.spec.args.as_slice().is_empty() {
+            // Nothing to fetch: no scratch buffer.
+            write(ev, hs, head, &[]);
+            return;
+        }
         let _ = self.buffers.with(|buf| {
             let Some(payload) = buf.get_mut(hs..) else {
                 return;
             };
             let n = fetch::store(self.spec.args.as_slice(), self.spec.size, &HitMachine(regs), edata, hs, payload);
-            let payload = &payload[..n.min(payload.len())];
-            ev.files.for_each(|f| {
-                if f.soft_disabled() {
-                    return;
-                }
-                let Some(mut r) = f.reserve(hs + payload.len()) else {
-                    return;
-                };
-                let b = r.bytes();
-                if let Some(d) = b.get_mut(8..16) {
-                    d.copy_from_slice(&head[0].to_ne_bytes());
-                }
-                if hs == format::KRETPROBE_HEAD {
-                    if let Some(d) = b.get_mut(16..24) {
-                        d.copy_from_slice(&head[1].to_ne_bytes());
-                    }
-                }
-                if let Some(d) = b.get_mut(hs..hs + payload.len()) {
-                    d.copy_from_slice(payload);
-                }
-            });
+            write(ev, hs, head, &payload[..n.min(payload.len())]);
         });
     }
+}
+
+/// Writes a record (head words, then `payload`) into each instance the
+/// event is enabled in.
+fn write(ev: &EventShared, hs: usize, head: [u64; 2], payload: &[u8]) {
+    ev.files.for_each(|f| {
+        if f.soft_disabled() {
+            return;
+        }
+        let Some(mut r) = f.reserve(hs + payload.len()) else {
+            return;
+        };
+        let b = r.bytes();
+        if let Some(d) = b.get_mut(8..16) {
+            d.copy_from_slice(&head[0].to_ne_bytes());
+        }
+        if hs == format::KRETPROBE_HEAD {
+            if let Some(d) = b.get_mut(16..24) {
+                d.copy_from_slice(&head[1].to_ne_bytes());
+            }
+        }
+        if let Some(d) = b.get_mut(hs..hs + payload.len()) {
+            d.copy_from_slice(payload);
+        }
+    });
 }
 
 /// A probe as listed in `dynamic_events`.
