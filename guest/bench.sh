@@ -26,6 +26,8 @@ while IFS= read -r spec; do
 done <<'SPECS'
 p
 p a=%di b=%si c=$stack0 d=$comm
+p a=%di
+p a=%di b=%si c=%dx d=%cx
 p u=+0(%di):u64
 p f=+0(+8(%di)):u32
 p c=$comm

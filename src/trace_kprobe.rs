@@ -125,6 +125,8 @@ impl EventShared {
 pub(crate) struct ProbeShared {
     spec: Probe<Args>,
     event: Arc<EventShared>,
+    /// Some argument is a string (its size is known only once fetched).
+    dynamic: bool,
     nhit: AtomicU64,
     addr: AtomicUsize,
     maxactive: AtomicU32,
@@ -153,29 +155,43 @@ impl ProbeShared {
         }
         self.nhit.fetch_add(1, Ordering::Relaxed);
         let hs = ev.head_size();
-        if self.spec.args.as_slice().is_empty() {
-            // Nothing to fetch: no scratch buffer.
-            write(ev, hs, head, &[]);
+        let args = self.spec.args.as_slice();
+        if args.is_empty() {
+            // Nothing to fetch.
+            write(ev, hs, head, 0, |_| {});
             return;
         }
+        if !self.dynamic {
+            // The record's size is known: fetch straight into it, as C
+            // does (once per instance).
+            let size = self.spec.size;
+            write(ev, hs, head, size, |d| {
+                fetch::store(args, size, &HitMachine(regs), edata, hs, d);
+            });
+            return;
+        }
+        // Strings: fetch once into the per-CPU scratch buffer, then reserve
+        // exactly what they took.
         let _ = self.buffers.with(|buf| {
             let Some(payload) = buf.get_mut(hs..) else {
                 return;
             };
-            let n = fetch::store(self.spec.args.as_slice(), self.spec.size, &HitMachine(regs), edata, hs, payload);
-            write(ev, hs, head, &payload[..n.min(payload.len())]);
+            let n = fetch::store(args, self.spec.size, &HitMachine(regs), edata, hs, payload);
+            let payload = &payload[..n.min(payload.len())];
+            write(ev, hs, head, payload.len(), |d| d.copy_from_slice(payload));
         });
     }
 }
 
-/// Writes a record (head words, then `payload`) into each instance the
-/// event is enabled in.
-fn write(ev: &EventShared, hs: usize, head: [u64; 2], payload: &[u8]) {
+/// Writes a record of `len` bytes after the head into each instance the
+/// event is enabled in: the head words, then what `fill` puts in the `len`
+/// bytes.
+fn write(ev: &EventShared, hs: usize, head: [u64; 2], len: usize, mut fill: impl FnMut(&mut [u8])) {
     ev.files.for_each(|f| {
         if f.soft_disabled() {
             return;
         }
-        let Some(mut r) = f.reserve(hs + payload.len()) else {
+        let Some(mut r) = f.reserve(hs + len) else {
             return;
         };
         let b = r.bytes();
@@ -187,8 +203,8 @@ fn write(ev: &EventShared, hs: usize, head: [u64; 2], payload: &[u8]) {
                 d.copy_from_slice(&head[1].to_ne_bytes());
             }
         }
-        if let Some(d) = b.get_mut(hs..hs + payload.len()) {
-            d.copy_from_slice(payload);
+        if let Some(d) = b.get_mut(hs..hs + len) {
+            fill(d);
         }
     });
 }
@@ -614,10 +630,12 @@ impl Probes {
         };
 
         let module_exists = module_exists(&spec);
+        let dynamic = spec.args.as_slice().iter().any(|a| a.dynamic);
         let shared = Arc::pin_init(
             Entry::new(ProbeShared {
                 spec,
                 event: event.clone(),
+                dynamic,
                 nhit: AtomicU64::new(0),
                 addr: AtomicUsize::new(0),
                 maxactive: AtomicU32::new(0),

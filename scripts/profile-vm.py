@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Where a probe hit spends its instructions, in the ref VM under QEMU TCG.
+
+Boots the ref kernel with a QEMU monitor socket, runs guest/profile.sh
+(a probe SPEC on __x64_sys_getppid in rkprobe_events, or kprobe_events with
+--c, and a getppid loop), and while the loop runs turns on QEMU's
+`exec,nochain` log: one line per translated block executed. Blocks are
+attributed to functions (System.map for the kernel, the module's symbols
+at the address the guest prints) and counted; with `in_asm` the size of
+each block is known, so the report is in guest instructions per getppid
+call. The loop itself is attributed too (it is the "no probe" baseline).
+
+  scripts/profile-vm.py [--c] [--calls N] 'p a=%di'
+"""
+import argparse
+import base64
+import bisect
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+ap = argparse.ArgumentParser()
+ap.add_argument('spec')
+ap.add_argument('--c', action='store_true', help='the C implementation')
+ap.add_argument('--calls', type=int, default=2000)
+ap.add_argument('--top', type=int, default=40)
+ap.add_argument('--detail', help='also list the blocks of functions whose name has this')
+a = ap.parse_args()
+
+b = os.path.join(ROOT, 'build', 'ref')
+img = subprocess.check_output(['bash', os.path.join(ROOT, 'scripts/initramfs.sh'), 'ref'], text=True).split()[-1]
+tmp = tempfile.mkdtemp(prefix='rkpe-prof.')
+mon = os.path.join(tmp, 'mon.sock')
+qlog = os.path.join(tmp, 'qemu.log')
+files = ('kprobe_events', 'kprobes') if a.c else ('rkprobe_events', 'rkprobes')
+cmd = f'''modprobe rust_kprobe_events
+cd /sys/kernel/tracing
+echo "p:bench __x64_sys_getppid {a.spec[1:].strip() if a.spec.startswith('p') else a.spec}" >> {files[0]} || exit 1
+echo 1 > events/{files[1]}/bench/enable
+echo "MODTEXT $(cat /sys/module/rust_kprobe_events/sections/.text)"
+echo PROFILE-START
+sleep 2
+/rkpe/bin/getppid_loop {a.calls} > /dev/null
+echo PROFILE-END
+sleep 2
+'''
+append = ('console=ttyS0 panic=-1 printk.time=1 quiet loglevel=5 rkpe.cmd=' +
+          base64.b64encode(cmd.encode()).decode())
+qemu = ['qemu-system-x86_64', '-machine', 'q35', '-cpu', 'max', '-smp', '2', '-m', '1G',
+        '-nographic', '-no-reboot', '-kernel', os.path.join(b, 'bzImage'), '-initrd', img,
+        '-icount', 'shift=0,sleep=off', '-append', append, '-serial', 'stdio',
+        '-monitor', f'unix:{mon},server,nowait', '-display', 'none', '-D', qlog]
+p = subprocess.Popen(qemu, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, errors='replace')
+
+
+def monitor(command):
+    s = socket.socket(socket.AF_UNIX)
+    for _ in range(50):
+        try:
+            s.connect(mon)
+            break
+        except OSError:
+            time.sleep(0.1)
+    s.sendall((command + '\n').encode())
+    time.sleep(0.3)
+    s.close()
+
+
+modtext = None
+console = []
+timer = threading.Timer(600, p.kill)
+timer.start()
+for line in p.stdout:
+    console.append(line)
+    if line.startswith('MODTEXT '):
+        modtext = int(line.split()[1], 16)
+    elif line.startswith('PROFILE-START'):
+        monitor('log exec,nochain,in_asm')
+    elif line.startswith('PROFILE-END'):
+        monitor('log none')
+p.wait()
+timer.cancel()
+if modtext is None:
+    sys.exit('profile: the guest did not get going:\n' + ''.join(console[-20:]))
+
+# Symbols with their sizes: vmlinux's, and the module's .text ones at
+# modtext. Anything else (ftrace and kprobe trampolines) is "[other]".
+syms = []
+for l in subprocess.check_output(['llvm-nm', '-S', '--defined-only', os.path.join(b, 'out', 'vmlinux')],
+                                 text=True).splitlines():
+    f = l.split()
+    if len(f) == 4 and f[2] in 'tTwW':
+        syms.append((int(f[0], 16), int(f[1], 16), f[3]))
+ko = os.path.join(b, 'rust_kprobe_events.ko')
+for l in subprocess.check_output(['llvm-objdump', '-t', ko], text=True).splitlines():
+    f = l.split()
+    if len(f) >= 6 and f[-3] == '.text' and 'F' in f[1:-3]:
+        syms.append((modtext + int(f[0], 16), int(f[-2], 16), 'mod:' + f[-1]))
+syms.sort()
+addrs = [s[0] for s in syms]
+
+
+def name(pc):
+    if pc < 0x800000000000:
+        return '[user]'
+    i = bisect.bisect_right(addrs, pc) - 1
+    if i >= 0 and pc < syms[i][0] + max(syms[i][1], 1):
+        return syms[i][2]
+    return '[other]'
+
+
+# Block sizes from in_asm ("IN: " then one line per instruction).
+size = {}
+cur = None
+execs = {}
+for l in open(qlog, errors='replace'):
+    if l.startswith('IN:'):
+        cur = None
+        continue
+    m = re.match(r'^0x([0-9a-f]+):\s', l)
+    if m:
+        pc = int(m.group(1), 16)
+        if cur is None:
+            cur = pc
+            size[cur] = 0
+        size[cur] += 1
+        continue
+    if not l.strip():
+        cur = None
+    m = re.match(r'^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/', l)
+    if m:
+        pc = int(m.group(1), 16)
+        execs[pc] = execs.get(pc, 0) + 1
+
+by = {}
+unknown = 0
+for pc, n in execs.items():
+    k = name(pc)
+    if pc not in size:
+        unknown += n
+    by[k] = by.get(k, 0) + n * size.get(pc, 1)
+total = sum(by.values())
+print(f'profile: {a.spec} ({"C" if a.c else "module"}), {a.calls} calls; '
+      f'{total / a.calls:.0f} instructions per call in all '
+      f'({unknown} block runs of unknown size counted as 1)')
+for k, v in sorted(by.items(), key=lambda kv: -kv[1])[:a.top]:
+    print(f'{v / a.calls:9.1f}  {k}')
+
+if a.detail:
+    rows = []
+    for pc, n in execs.items():
+        k = name(pc)
+        if a.detail in k:
+            i = bisect.bisect_right(addrs, pc) - 1
+            rows.append((n * size.get(pc, 1), pc - syms[i][0], n, size.get(pc, 1), k[:60]))
+    for v, off, n, sz, k in sorted(rows, reverse=True)[:30]:
+        print(f'{v / a.calls:9.1f}  +0x{off:x} runs/call={n / a.calls:.1f} insns={sz}  {k}')
