@@ -140,6 +140,8 @@ for l in open(qlog, errors='replace'):
         pc = int(m.group(1), 16)
         execs[pc] = execs.get(pc, 0) + 1
 
+# getppid_loop warms up with 1000 calls before its N.
+calls = a.calls + 1000
 by = {}
 unknown = 0
 for pc, n in execs.items():
@@ -148,11 +150,11 @@ for pc, n in execs.items():
         unknown += n
     by[k] = by.get(k, 0) + n * size.get(pc, 1)
 total = sum(by.values())
-print(f'profile: {a.spec} ({"C" if a.c else "module"}), {a.calls} calls; '
-      f'{total / a.calls:.0f} instructions per call in all '
+print(f'profile: {a.spec} ({"C" if a.c else "module"}), {calls} calls; '
+      f'{total / calls:.0f} instructions per call in all '
       f'({unknown} block runs of unknown size counted as 1)')
 for k, v in sorted(by.items(), key=lambda kv: -kv[1])[:a.top]:
-    print(f'{v / a.calls:9.1f}  {k}')
+    print(f'{v / calls:9.1f}  {k}')
 
 if a.detail:
     rows = []
@@ -162,4 +164,4 @@ if a.detail:
             i = bisect.bisect_right(addrs, pc) - 1
             rows.append((n * size.get(pc, 1), pc - syms[i][0], n, size.get(pc, 1), k[:60]))
     for v, off, n, sz, k in sorted(rows, reverse=True)[:30]:
-        print(f'{v / a.calls:9.1f}  +0x{off:x} runs/call={n / a.calls:.1f} insns={sz}  {k}')
+        print(f'{v / calls:9.1f}  +0x{off:x} runs/call={n / calls:.1f} insns={sz}  {k}')
