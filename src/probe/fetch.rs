@@ -156,8 +156,12 @@ pub fn kernel_argument(m: &dyn Machine, n: u32) -> u64 {
     }
 }
 
-fn insn(a: &Arg, i: usize) -> Insn {
-    a.code.get(i).copied().unwrap_or(Insn::new(Op::End))
+/// What an argument's program holds past its last slot.
+static END: Insn = Insn::new(Op::End);
+
+/// The `i`th instruction, by reference (no copy on the hit path).
+fn insn(a: &Arg, i: usize) -> &Insn {
+    a.code.get(i).unwrap_or(&END)
 }
 
 /// Copies a string to the free dynamic area and points the `__data_loc`
@@ -208,7 +212,7 @@ fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
                 let src: &[u8] = if first.op == Op::Comm {
                     &comm
                 } else {
-                    a.insn_text(&first)
+                    a.insn_text(first)
                 };
                 let len = src.iter().position(|&c| c == 0).unwrap_or(src.len());
                 store_string(out, at, |dst| {
@@ -298,7 +302,7 @@ fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
             // Stage 4: bitfield.
             let b = insn(a, pc);
             if b.op == Op::ModBf {
-                apply_bitfield(out, dest, &b);
+                apply_bitfield(out, dest, b);
                 pc += 1;
             }
             // Stage 5: array loop.
