@@ -121,6 +121,10 @@ pub fn store(
     };
     for a in args {
         let at = a.offset as usize;
+        if let Some((v, size)) = raw_load(a, m) {
+            out.put(at, &v.to_ne_bytes()[..size]);
+            continue;
+        }
         if a.dynamic {
             // Every element starts as an empty string at the current end.
             let loc = data_loc(0, head + out.dyn_pos);
@@ -131,6 +135,25 @@ pub fn store(
         run(a, m, edata, at, &mut out);
     }
     out.dyn_pos
+}
+
+/// The commonest program, a value stored as is (`%di`, `$stack1`, `$arg2`,
+/// `$retval`, `\5`, with their type's size): the value and its size, without
+/// the general interpreter's stages. `None` for any other program.
+fn raw_load(a: &Arg, m: &dyn Machine) -> Option<(u64, usize)> {
+    let [c0, c1, c2, ..] = &a.code;
+    if c1.op != Op::StRaw || c2.op != Op::End {
+        return None;
+    }
+    let v = match c0.op {
+        Op::Reg => m.reg(c0.param),
+        Op::Stack => m.stack_nth(c0.param),
+        Op::Arg => kernel_argument(m, c0.param),
+        Op::Retval => m.retval(),
+        Op::Imm => c0.imm,
+        _ => return None,
+    };
+    Some((v, usize::from(c1.size).min(8)))
 }
 
 /// Reads a word (stage 2) with `probe_mem_read[_user]()` routing.
