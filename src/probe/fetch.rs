@@ -121,8 +121,7 @@ pub fn store(
     };
     for a in args {
         let at = a.offset as usize;
-        if let Some((v, size)) = raw_load(a, m) {
-            out.put(at, &v.to_ne_bytes()[..size]);
+        if simple(a, m, at, &mut out) {
             continue;
         }
         if a.dynamic {
@@ -137,13 +136,14 @@ pub fn store(
     out.dyn_pos
 }
 
-/// The commonest program, a value stored as is (`%di`, `$stack1`, `$arg2`,
-/// `$retval`, `\5`, with their type's size): the value and its size, without
-/// the general interpreter's stages. `None` for any other program.
-fn raw_load(a: &Arg, m: &dyn Machine) -> Option<(u64, usize)> {
+/// The commonest programs, without the general interpreter's stages: a
+/// value (`%di`, `$stack1`, `$arg2`, `$retval`, `\5`) stored as is, or the
+/// memory it points to (`+8(%di)`, `+u0($arg2)`) stored with the type's
+/// size. False (nothing done) for any other program.
+fn simple(a: &Arg, m: &dyn Machine, at: usize, out: &mut Out<'_>) -> bool {
     let [c0, c1, c2, ..] = &a.code;
-    if c1.op != Op::StRaw || c2.op != Op::End {
-        return None;
+    if c2.op != Op::End || !matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem) {
+        return false;
     }
     let v = match c0.op {
         Op::Reg => m.reg(c0.param),
@@ -151,9 +151,25 @@ fn raw_load(a: &Arg, m: &dyn Machine) -> Option<(u64, usize)> {
         Op::Arg => kernel_argument(m, c0.param),
         Op::Retval => m.retval(),
         Op::Imm => c0.imm,
-        _ => return None,
+        _ => return false,
     };
-    Some((v, usize::from(c1.size).min(8)))
+    let n = usize::from(c1.size).min(8);
+    match c1.op {
+        Op::StRaw => out.put(at, &v.to_ne_bytes()[..n]),
+        _ => {
+            let space = if c1.op == Op::StMem {
+                Space::Kernel
+            } else {
+                Space::User
+            };
+            let mut tmp = [0u8; 8];
+            // A fault leaves the field as `store` cleared it.
+            if read(m, space, v.wrapping_add(c1.offset as u64), &mut tmp[..n]).is_ok() {
+                out.put(at, &tmp[..n]);
+            }
+        }
+    }
+    true
 }
 
 /// Reads a word (stage 2) with `probe_mem_read[_user]()` routing.

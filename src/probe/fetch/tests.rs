@@ -234,3 +234,37 @@ fn small_buffer_truncates_strings() {
     print_event(&mut s, b"t", Head::Kprobe { ip: 0 }, &p.args, &buf[..n], &m).unwrap();
     assert_eq!(s, "t: (0) a=\"/etc/\" b=(fault)\n");
 }
+
+#[test]
+fn one_dereference_with_offsets() {
+    // The shortcut for "value, then the memory it points to" (`simple`)
+    // and the general stages must read the same bytes: positive, negative
+    // and user offsets, each type size, and a fault.
+    let mut m = machine();
+    m.set("di", KSTR + 8);
+    m.set("si", USTR + 4);
+    m.set("dx", 0x10);
+    let out = hit(
+        "p:t do_sys_openat2 a=+4(%di):x32 b=-8(%di):x64 c=+0(%di):u8 d=-7(%di):x16 e=+u1($arg2):x8 f=+0(%dx):u64",
+        &m,
+        0,
+        0,
+        &[],
+    );
+    // KSTR: "/etc/passwd\0test\0\0" then 0xab bytes.
+    let b = u64::from_ne_bytes(*b"/etc/pas");
+    let a = u32::from_ne_bytes(*b"test");
+    let d = u16::from_ne_bytes(*b"et");
+    assert_eq!(
+        out,
+        std::format!("t: (0) a=0x{a:x} b=0x{b:x} c=115 d=0x{d:x} e=0x6e f=0\n")
+    );
+    // The same through the general stages: a double dereference ending in
+    // the same reads.
+    m.set("cx", KPTRS);
+    let out = hit("p:t do_sys_openat2 g=+4(+0(%cx)):x32", &m, 0, 0, &[]);
+    assert_eq!(
+        out,
+        std::format!("t: (0) g=0x{:x}\n", u32::from_ne_bytes(*b"/pas"))
+    );
+}
