@@ -63,6 +63,24 @@ impl Default for StrParam {
     }
 }
 
+/// `prefix` then `entry` then NUL, as a `.modinfo` string of `N` bytes
+/// (`N` is the sum of the lengths plus one).
+#[doc(hidden)]
+pub const fn modinfo<const N: usize>(prefix: &str, entry: &str) -> [u8; N] {
+    let (p, q) = (prefix.as_bytes(), entry.as_bytes());
+    let mut a = [0u8; N];
+    let mut i = 0;
+    while i < p.len() && i < N {
+        a[i] = p[i];
+        i += 1;
+    }
+    while i < p.len() + q.len() && i < N {
+        a[i] = q[i - p.len()];
+        i += 1;
+    }
+    a
+}
+
 /// Declares `static $name: StrParam`, a read-only string parameter of the
 /// module `$module` (its `name` in `module!`), described by `$desc`.
 ///
@@ -127,36 +145,12 @@ macro_rules! module_param_str {
             const PARMTYPE: &str = concat!("parmtype=", stringify!($name), ":charp");
             #[link_section = ".modinfo"]
             #[used(compiler)]
-            static MODINFO_PARM: [u8; PREFIX.len() + PARM.len() + 1] = {
-                let mut a = [0u8; PREFIX.len() + PARM.len() + 1];
-                let (p, q) = (PREFIX.as_bytes(), PARM.as_bytes());
-                let mut i = 0;
-                while i < p.len() {
-                    a[i] = p[i];
-                    i += 1;
-                }
-                while i < p.len() + q.len() {
-                    a[i] = q[i - p.len()];
-                    i += 1;
-                }
-                a
-            };
+            static MODINFO_PARM: [u8; PREFIX.len() + PARM.len() + 1] =
+                $crate::module_param::modinfo(PREFIX, PARM);
             #[link_section = ".modinfo"]
             #[used(compiler)]
-            static MODINFO_PARMTYPE: [u8; PREFIX.len() + PARMTYPE.len() + 1] = {
-                let mut a = [0u8; PREFIX.len() + PARMTYPE.len() + 1];
-                let (p, q) = (PREFIX.as_bytes(), PARMTYPE.as_bytes());
-                let mut i = 0;
-                while i < p.len() {
-                    a[i] = p[i];
-                    i += 1;
-                }
-                while i < p.len() + q.len() {
-                    a[i] = q[i - p.len()];
-                    i += 1;
-                }
-                a
-            };
+            static MODINFO_PARMTYPE: [u8; PREFIX.len() + PARMTYPE.len() + 1] =
+                $crate::module_param::modinfo(PREFIX, PARMTYPE);
         };
     };
 }
