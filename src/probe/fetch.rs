@@ -145,31 +145,45 @@ fn simple(a: &Arg, m: &dyn Machine, at: usize, out: &mut Out<'_>) -> bool {
     if c2.op != Op::End || !matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem) {
         return false;
     }
-    let v = match c0.op {
-        Op::Reg => m.reg(c0.param),
-        Op::Stack => m.stack_nth(c0.param),
-        Op::Arg => kernel_argument(m, c0.param),
-        Op::Retval => m.retval(),
-        Op::Imm => c0.imm,
-        _ => return false,
+    let Some(v) = load(c0, m) else {
+        return false;
     };
-    let n = usize::from(c1.size).min(8);
     match c1.op {
-        Op::StRaw => out.put(at, &v.to_ne_bytes()[..n]),
-        _ => {
-            let space = if c1.op == Op::StMem {
-                Space::Kernel
-            } else {
-                Space::User
-            };
-            let mut tmp = [0u8; 8];
-            // A fault leaves the field as `store` cleared it.
-            if read(m, space, v.wrapping_add(c1.offset as u64), &mut tmp[..n]).is_ok() {
-                out.put(at, &tmp[..n]);
-            }
-        }
+        Op::StRaw => out.put(at, &v.to_ne_bytes()[..usize::from(c1.size).min(8)]),
+        _ => store_mem(out, at, m, c1, v),
     }
     true
+}
+
+/// Stage 1 for the loads that need nothing but the machine: a register, a
+/// stack entry, a function argument, the return value, an immediate.
+/// Inlined: both callers are on the hit path.
+#[inline(always)]
+fn load(c: &Insn, m: &dyn Machine) -> Option<u64> {
+    Some(match c.op {
+        Op::Reg => m.reg(c.param),
+        Op::Stack => m.stack_nth(c.param),
+        Op::Arg => kernel_argument(m, c.param),
+        Op::Retval => m.retval(),
+        Op::Imm => c.imm,
+        _ => return None,
+    })
+}
+
+/// `StMem`/`StUMem` (stage 3): the `c.size` bytes at `val + c.offset`
+/// into the field at `dest`. A fault leaves the field as `store` cleared it.
+#[inline(always)]
+fn store_mem(out: &mut Out<'_>, dest: usize, m: &dyn Machine, c: &Insn, val: u64) {
+    let space = if c.op == Op::StMem {
+        Space::Kernel
+    } else {
+        Space::User
+    };
+    let mut tmp = [0u8; 8];
+    let n = usize::from(c.size).min(8);
+    if read(m, space, val.wrapping_add(c.offset as u64), &mut tmp[..n]).is_ok() {
+        out.put(dest, &tmp[..n]);
+    }
 }
 
 /// Reads a word (stage 2) with `probe_mem_read[_user]()` routing.
@@ -230,11 +244,7 @@ fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
     let first = insn(a, pc);
     // Stage 1: load.
     let mut val = match first.op {
-        Op::Reg => m.reg(first.param),
-        Op::Stack => m.stack_nth(first.param),
         Op::StackP => m.stack_pointer(),
-        Op::Retval => m.retval(),
-        Op::Arg => kernel_argument(m, first.param),
         Op::Edata => {
             let off = first.offset as usize;
             edata
@@ -242,7 +252,6 @@ fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
                 .and_then(|b| b.try_into().ok())
                 .map_or(0, u64::from_ne_bytes)
         }
-        Op::Imm => first.imm,
         Op::Comm | Op::Data => {
             // Only ever followed by a string store (the compiler's rules):
             // the bytes are at hand, no address to read.
@@ -265,7 +274,10 @@ fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
             }
             return;
         }
-        _ => return,
+        _ => match load(first, m) {
+            Some(v) => v,
+            None => return,
+        },
     };
     pc += 1;
 
@@ -299,18 +311,7 @@ fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
                     let bytes = val.to_ne_bytes();
                     out.put(dest, &bytes[..size.min(8)]);
                 }
-                Op::StMem | Op::StUMem => {
-                    let space = if c.op == Op::StMem {
-                        Space::Kernel
-                    } else {
-                        Space::User
-                    };
-                    let mut tmp = [0u8; 8];
-                    let n = size.min(8);
-                    if read(m, space, addr, &mut tmp[..n]).is_ok() {
-                        out.put(dest, &tmp[..n]);
-                    }
-                }
+                Op::StMem | Op::StUMem => store_mem(out, dest, m, c, val),
                 Op::StString | Op::StUString => {
                     let user = c.op == Op::StUString || addr < m.task_size();
                     store_string(out, dest, |dst| {
