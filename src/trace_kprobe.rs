@@ -349,16 +349,21 @@ impl Kp {
     }
 }
 
+/// `MOD` of a probe on `MOD:SYM`.
+fn module_of(spec: &Probe<Args>) -> Option<&[u8]> {
+    let sym = spec.symbol.as_bytes();
+    sym.iter().position(|&c| c == b':').map(|p| &sym[..p])
+}
+
 /// `trace_kprobe_module_exist()` (trace_kprobe.c:115-132): false for an
 /// address probe and for `MOD:SYM` while `MOD` is not loaded.
 fn module_exists(spec: &Probe<Args>) -> bool {
     if let SpecPlace::Addr(_) = spec.place {
         return false;
     }
-    let sym = spec.symbol.as_bytes();
-    match sym.iter().position(|&c| c == b':') {
+    match module_of(spec) {
         None => true,
-        Some(p) => cstring(&sym[..p]).is_ok_and(|m| kallsyms::module_loaded(&m)),
+        Some(m) => cstring(m).is_ok_and(|m| kallsyms::module_loaded(&m)),
     }
 }
 
@@ -459,8 +464,13 @@ impl State {
             .position(|e| e.shared.name.as_bytes() == name && group_of(e) == group)
     }
 
+    /// The probes of `ev`, in creation order.
+    fn probes_of<'a>(&'a self, ev: &'a Arc<EventShared>) -> impl Iterator<Item = &'a TraceKprobe> + Clone {
+        self.probes.iter().filter(move |p| Arc::ptr_eq(&p.shared.event, ev))
+    }
+
     fn siblings(&self, ev: &Arc<EventShared>) -> usize {
-        self.probes.iter().filter(|p| Arc::ptr_eq(&p.shared.event, ev)).count()
+        self.probes_of(ev).count()
     }
 
     /// Removes `ev` if no probe is left on it (`unregister_kprobe_event()`).
@@ -622,8 +632,7 @@ impl Probes {
         let event = match existing {
             Some(i) => {
                 let ev = state.events[i].shared.clone();
-                let siblings = state.probes.iter().filter(|p| Arc::ptr_eq(&p.shared.event, &ev)).map(|p| &p.shared.spec);
-                check_append(&spec, siblings).map_err(Fail::Parse)?;
+                check_append(&spec, state.probes_of(&ev).map(|p| &p.shared.spec)).map_err(Fail::Parse)?;
                 ev
             }
             None => self.new_event(&lock, &mut state, &spec)?,
@@ -794,8 +803,7 @@ impl Probes {
         let _lock = lock_events();
         let mut state = self.state.lock();
         for p in state.probes.iter_mut() {
-            let sym = p.shared.spec.symbol.as_bytes();
-            if sym.len() <= module.len() || &sym[..module.len()] != module || sym[module.len()] != b':' {
+            if module_of(&p.shared.spec) != Some(module) {
                 continue;
             }
             p.shared.event.detach(&p._probe);
