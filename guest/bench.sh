@@ -10,18 +10,25 @@ cd /sys/kernel/tracing || exit 1
 modprobe rust_kprobe_events || exit 1
 echo 1 > tracing_on
 echo "none|-|$($B $N)"
+# measure IMPL KIND ARGS LABEL [off]: a KIND probe with ARGS on
+# __x64_sys_getppid in IMPL's file, enabled; prints "IMPL|LABEL|ns per call"
+# (with tracing_on=0 during the loop when "off"); removes it.
+measure() {
+	if [ $1 = C ]; then f=kprobe_events; g=kprobes; else f=rkprobe_events; g=rkprobes; fi
+	echo > $f
+	echo "$2:bench __x64_sys_getppid$3" >> $f || { echo "$1|$4|rejected"; return; }
+	echo 1 > events/$g/bench/enable
+	[ "$5" = off ] && echo 0 > tracing_on
+	echo "$1|$4|$($B $N)"
+	echo 1 > tracing_on
+	echo 0 > events/$g/bench/enable
+	echo > $f
+}
 while IFS= read -r spec; do
 	case "$spec" in '#'*|'') continue ;; esac
 	kind=${spec%% *}
-	args=${spec#"$kind"}
 	for impl in C RUST; do
-		if [ $impl = C ]; then f=kprobe_events; g=kprobes; else f=rkprobe_events; g=rkprobes; fi
-		echo > $f
-		echo "$kind:bench __x64_sys_getppid$args" >> $f || { echo "$impl|$spec|rejected"; continue; }
-		echo 1 > events/$g/bench/enable
-		echo "$impl|$spec|$($B $N)"
-		echo 0 > events/$g/bench/enable
-		echo > $f
+		measure $impl "$kind" "${spec#"$kind"}" "$spec"
 	done
 done <<'SPECS'
 p
@@ -36,12 +43,5 @@ r r=$retval
 SPECS
 # The hit without the ring-buffer write: tracing off, reservations fail.
 for impl in C RUST; do
-	if [ $impl = C ]; then f=kprobe_events; g=kprobes; else f=rkprobe_events; g=rkprobes; fi
-	echo p:bench __x64_sys_getppid >> $f
-	echo 1 > events/$g/bench/enable
-	echo 0 > tracing_on
-	echo "$impl|tracing_on=0 p|$($B $N)"
-	echo 1 > tracing_on
-	echo 0 > events/$g/bench/enable
-	echo > $f
+	measure $impl p "" "tracing_on=0 p" off
 done
