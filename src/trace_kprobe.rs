@@ -34,7 +34,7 @@ use kernel::{
     trace_event::{
         self,
         dyn_event::{self, Args as DynArgs, Entry, Type},
-        lock_events, EventFile, EventLock, Field, Fields, FileSet, TraceSeq,
+        lock_events, EventFile, EventLock, Field, Fields, FileSet, PerfCall, PerfSlot, TraceSeq,
     },
     tracefs::SeqFile,
     ThisModule,
@@ -80,7 +80,9 @@ pub(crate) struct EventShared {
     /// `(type, name)` of each field after the common ones, as C strings.
     field_strings: KVec<(CString, CString)>,
     files: FileSet,
-    /// The event's probes, armed while `files` is not empty.
+    /// perf and BPF, while perf has the event open.
+    perf: PerfSlot,
+    /// The event's probes, armed while the event is in use (`in_use`).
     #[pin]
     arm: Mutex<KVec<Kp>>,
     module: &'static ThisModule,
@@ -92,7 +94,7 @@ impl EventShared {
     fn attach(&self, kp: &Kp) -> Result {
         let mut arm = self.arm.lock();
         arm.push(kp.clone(), GFP_KERNEL)?;
-        if !self.files.is_empty() {
+        if self.in_use() {
             kp.enable()?;
         }
         Ok(())
@@ -119,6 +121,12 @@ impl EventShared {
     fn head_size(&self) -> usize {
         format::head_size(self.is_return)
     }
+
+    /// Enabled in some instance or open by perf (`trace_probe_is_enabled()`:
+    /// `TP_FLAG_TRACE | TP_FLAG_PROFILE`): armed, and not removable.
+    fn in_use(&self) -> bool {
+        !self.files.is_empty() || self.perf.is_set()
+    }
 }
 
 /// What a probe's handler needs.
@@ -134,10 +142,17 @@ pub(crate) struct ProbeShared {
 }
 
 impl ProbeShared {
-    /// What `%p` prints for the address of a probe on an address.
+    /// What `%p` prints for the address of a probe on an address: the
+    /// address the kprobe core registered (`kp.addr`, moved past an
+    /// `endbr64` on a function's entry), which `kprobe_events` shows and
+    /// `-:` matches, as C does (trace_kprobe.c: `trace_kprobe_show()`,
+    /// `trace_kprobe_match_command_head()`); the given one until registered.
     fn hashed(&self) -> u64 {
         match self.spec.place {
-            SpecPlace::Addr(a) => KernelEnv.hash(a),
+            SpecPlace::Addr(a) => match self.addr.load(Ordering::Relaxed) {
+                0 => KernelEnv.hash(a),
+                r => KernelEnv.hash(r as u64),
+            },
             SpecPlace::Symbol { .. } => 0,
         }
     }
@@ -147,10 +162,11 @@ impl ProbeShared {
         format::readback(w, &self.spec, self.hashed(), self.maxactive.load(Ordering::Relaxed)).map_err(|_| ENOMEM)
     }
 
-    /// Runs the programs and writes a record into each enabled instance.
+    /// Runs the programs and writes a record into each enabled instance,
+    /// then hands the hit to perf (`kprobe_dispatcher()`).
     fn record(&self, regs: &PtRegs, edata: &[u8], head: [u64; 2]) {
         let ev = &*self.event;
-        if ev.files.is_empty() {
+        if !ev.in_use() {
             return;
         }
         self.nhit.fetch_add(1, Ordering::Relaxed);
@@ -158,14 +174,14 @@ impl ProbeShared {
         let args = self.spec.args.as_slice();
         if args.is_empty() {
             // Nothing to fetch.
-            write(ev, hs, head, 0, |_| {});
+            write(ev, regs, hs, head, 0, |_| {});
             return;
         }
         if !self.dynamic {
             // The record's size is known: fetch straight into it, as C
             // does (once per instance).
             let size = self.spec.size;
-            write(ev, hs, head, size, |d| {
+            write(ev, regs, hs, head, size, |d| {
                 fetch::store(args, size, &HitMachine(regs), edata, hs, d);
             });
             return;
@@ -178,23 +194,17 @@ impl ProbeShared {
             };
             let n = fetch::store(args, self.spec.size, &HitMachine(regs), edata, hs, payload);
             let payload = &payload[..n.min(payload.len())];
-            write(ev, hs, head, payload.len(), |d| d.copy_from_slice(payload));
+            write(ev, regs, hs, head, payload.len(), |d| d.copy_from_slice(payload));
         });
     }
 }
 
 /// Writes a record of `len` bytes after the head into each instance the
-/// event is enabled in: the head words, then what `fill` puts in the `len`
-/// bytes.
-fn write(ev: &EventShared, hs: usize, head: [u64; 2], len: usize, mut fill: impl FnMut(&mut [u8])) {
-    ev.files.for_each(|f| {
-        if f.soft_disabled() {
-            return;
-        }
-        let Some(mut r) = f.reserve(hs + len) else {
-            return;
-        };
-        let b = r.bytes();
+/// event is enabled in, then (`kprobe_perf_func()`) runs the event's BPF
+/// programs and writes the record to perf unless they drop the hit: the
+/// head words, then what `fill` puts in the `len` bytes.
+fn write(ev: &EventShared, regs: &PtRegs, hs: usize, head: [u64; 2], len: usize, mut fill: impl FnMut(&mut [u8])) {
+    let mut put = |b: &mut [u8]| {
         if let Some(d) = b.get_mut(8..16) {
             d.copy_from_slice(&head[0].to_ne_bytes());
         }
@@ -205,6 +215,22 @@ fn write(ev: &EventShared, hs: usize, head: [u64; 2], len: usize, mut fill: impl
         }
         if let Some(d) = b.get_mut(hs..hs + len) {
             fill(d);
+        }
+    };
+    ev.files.for_each(|f| {
+        if f.soft_disabled() {
+            return;
+        }
+        if let Some(mut r) = f.reserve(hs + len) {
+            put(r.bytes());
+        }
+    });
+    ev.perf.with(|p| {
+        if !p.run_bpf(regs) {
+            return;
+        }
+        if let Some(mut r) = p.reserve(regs, hs + len) {
+            put(r.bytes());
         }
     });
 }
@@ -292,7 +318,7 @@ impl trace_event::Event for Event {
         if r.is_err() {
             // enable_trace_kprobe(): roll back.
             self.0.files.remove(file);
-            if self.0.files.is_empty() {
+            if !self.0.in_use() {
                 let _ = self.0.set_armed(false);
             }
             trace_event::module_put(self.0.module);
@@ -302,7 +328,34 @@ impl trace_event::Event for Event {
 
     fn unregister(&self, file: &EventFile) -> Result {
         self.0.files.remove(file);
-        if self.0.files.is_empty() {
+        if !self.0.in_use() {
+            self.0.set_armed(false)?;
+        }
+        trace_event::module_put(self.0.module);
+        Ok(())
+    }
+
+    /// `enable_trace_kprobe(call, NULL)`: perf opened the event.
+    fn perf_register(&self, perf: &PerfCall) -> Result {
+        if !trace_event::module_get(self.0.module) {
+            return Err(ENODEV);
+        }
+        self.0.perf.set(perf);
+        let r = self.0.set_armed(true);
+        if r.is_err() {
+            self.0.perf.clear();
+            if !self.0.in_use() {
+                let _ = self.0.set_armed(false);
+            }
+            trace_event::module_put(self.0.module);
+        }
+        r
+    }
+
+    /// `disable_trace_kprobe(call, NULL)`.
+    fn perf_unregister(&self, _perf: &PerfCall) -> Result {
+        self.0.perf.clear();
+        if !self.0.in_use() {
             self.0.set_armed(false)?;
         }
         trace_event::module_put(self.0.module);
@@ -492,7 +545,7 @@ impl State {
     fn remove_probe(&mut self, lock: &EventLock, i: usize) -> Result {
         let ev = self.probes[i].shared.event.clone();
         if self.siblings(&ev) <= 1 {
-            if !ev.files.is_empty() {
+            if ev.in_use() {
                 return Err(EBUSY);
             }
             if let Some(e) = self.events.iter_mut().find(|e| Arc::ptr_eq(&e.shared, &ev)) {
@@ -710,6 +763,7 @@ impl Probes {
                 layout,
                 field_strings,
                 files: FileSet::new(),
+                perf: PerfSlot::new(),
                 arm <- kernel::new_mutex!(KVec::new()),
                 module: self.module,
             }),
@@ -825,7 +879,7 @@ impl Probes {
     pub(crate) fn clear(&self) -> Result {
         let lock = lock_events();
         let mut state = self.state.lock();
-        let mut res = if state.events.iter().any(|e| !e.shared.files.is_empty()) {
+        let mut res = if state.events.iter().any(|e| e.shared.in_use()) {
             Err(EBUSY)
         } else {
             Ok(())
@@ -879,9 +933,9 @@ impl dyn_event::Provider for Probes {
         entry.show(m)
     }
 
-    /// `trace_kprobe_is_busy()`: enabled somewhere.
+    /// `trace_kprobe_is_busy()`: enabled somewhere or open by perf.
     fn is_busy(&self, _lock: &EventLock, entry: &ProbeShared) -> bool {
-        !entry.event.files.is_empty()
+        entry.event.in_use()
     }
 
     /// `trace_kprobe_release()`.

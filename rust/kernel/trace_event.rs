@@ -491,6 +491,220 @@ pub trait Event: Sync + Sized {
 
     /// An instance disabled the event (`TRACE_REG_UNREGISTER`).
     fn unregister(&self, file: &EventFile) -> Result;
+
+    /// perf opened the event (`TRACE_REG_PERF_REGISTER`, once for all of
+    /// perf's users): until [`Event::perf_unregister`], the event's
+    /// handler passes its hits to `perf` (BPF programs and perf records).
+    /// Not supported unless implemented.
+    fn perf_register(&self, _perf: &PerfCall) -> Result {
+        Err(EOPNOTSUPP)
+    }
+
+    /// perf's last user closed the event (`TRACE_REG_PERF_UNREGISTER`).
+    fn perf_unregister(&self, _perf: &PerfCall) -> Result {
+        Ok(())
+    }
+}
+
+/// An event while perf has it open: what a probe handler hands its hits
+/// to, as `kprobe_perf_func()` does (trace_kprobe.c:1582-1628): the BPF
+/// programs attached to the event run first and may drop the hit, then a
+/// record goes to the perf events open on this CPU.
+///
+/// # Invariants
+///
+/// Wraps the `trace_event_call` of a registered event between its
+/// `TRACE_REG_PERF_REGISTER` and `TRACE_REG_PERF_UNREGISTER`.
+#[repr(transparent)]
+pub struct PerfCall(Opaque<bindings::trace_event_call>);
+
+impl PerfCall {
+    /// # Safety
+    ///
+    /// `ptr` must be a registered event that perf has open, for `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::trace_event_call) -> &'a Self {
+        // SAFETY: `repr(transparent)`; validity by the caller.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    fn as_raw(&self) -> *mut bindings::trace_event_call {
+        self.0.get()
+    }
+}
+
+#[cfg(all(CONFIG_KPROBES, CONFIG_PERF_EVENTS))]
+impl PerfCall {
+    /// Runs the BPF programs attached to the event with `regs` as their
+    /// context (`trace_call_bpf()`); false if one says to drop the hit.
+    /// True when no program is attached. Call with preemption disabled
+    /// (a probe handler).
+    #[inline(never)]
+    pub fn run_bpf(&self, regs: &crate::kprobes::PtRegs) -> bool {
+        // SAFETY: by the type invariant the call is valid.
+        if !unsafe { bindings::bpf_prog_array_valid(self.as_raw()) } {
+            return true;
+        }
+        // SAFETY: as above; `regs` is valid for the call (the context the
+        // programs of a kprobe event expect).
+        unsafe { bindings::trace_event_call_bpf(self.as_raw(), regs.as_raw().cast()) != 0 }
+    }
+
+    /// Reserves a perf record of `len` bytes (the `trace_entry` header
+    /// included, which perf fills in) if a perf event on this CPU wants
+    /// the hit; it is submitted when dropped. Call with preemption
+    /// disabled (a probe handler).
+    #[inline(never)]
+    pub fn reserve<'a>(
+        &'a self,
+        regs: &'a crate::kprobes::PtRegs,
+        len: usize,
+    ) -> Option<PerfRecord<'a>> {
+        // SAFETY: by the type invariant the call is valid and has its
+        // per-CPU `perf_events` (perf registered it).
+        let head = unsafe { bindings::trace_event_perf_head(self.as_raw()) };
+        if head.is_null() {
+            return None;
+        }
+        // kprobe_perf_func(): the raw data perf copies is a u32 size then
+        // the record, padded to 8 bytes.
+        let size = (len + 4).next_multiple_of(8) - 4;
+        let size_c = i32::try_from(size).ok()?;
+        let mut rctx = 0;
+        // SAFETY: `rctx` is written by the call; a NULL regs pointer asks
+        // for no perf regs (we pass the probe's own).
+        let buf = unsafe { bindings::perf_trace_buf_alloc(size_c, ptr::null_mut(), &mut rctx) };
+        if buf.is_null() {
+            return None;
+        }
+        // INVARIANT: `buf` has `size >= len` bytes, owned until submitted.
+        Some(PerfRecord {
+            buf: buf.cast(),
+            len,
+            size: size_c,
+            rctx,
+            head,
+            regs: regs.as_raw(),
+            // SAFETY: by the type invariant the call is valid.
+            ty: unsafe { (*self.as_raw()).event.type_ } as u16,
+            _call: core::marker::PhantomData,
+        })
+    }
+}
+
+/// A perf record being written; submitted to perf when dropped
+/// (`perf_trace_buf_submit()`).
+///
+/// # Invariants
+///
+/// `buf` is perf's per-CPU trace buffer of `size >= len` bytes taken with
+/// recursion context `rctx`; `head` is this CPU's list of perf events on
+/// the event, `regs` the hit's registers.
+#[cfg(all(CONFIG_KPROBES, CONFIG_PERF_EVENTS))]
+#[must_use]
+pub struct PerfRecord<'a> {
+    buf: *mut u8,
+    len: usize,
+    size: i32,
+    rctx: i32,
+    head: *mut bindings::hlist_head,
+    regs: *mut bindings::pt_regs,
+    ty: u16,
+    _call: core::marker::PhantomData<&'a PerfCall>,
+}
+
+#[cfg(all(CONFIG_KPROBES, CONFIG_PERF_EVENTS))]
+impl PerfRecord<'_> {
+    /// The whole record, zeroed; bytes 0..8 are the `trace_entry` header,
+    /// which perf fills in when the record is submitted.
+    pub fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: by the type invariant `buf` has `len` writable bytes.
+        unsafe {
+            ptr::write_bytes(self.buf, 0, self.len);
+            core::slice::from_raw_parts_mut(self.buf, self.len)
+        }
+    }
+}
+
+#[cfg(all(CONFIG_KPROBES, CONFIG_PERF_EVENTS))]
+impl Drop for PerfRecord<'_> {
+    #[inline(never)]
+    fn drop(&mut self) {
+        // SAFETY: by the type invariant; `perf_tp_event()` releases the
+        // recursion context.
+        unsafe {
+            bindings::perf_tp_event(
+                self.ty,
+                1,
+                self.buf.cast(),
+                self.size,
+                self.regs,
+                self.head,
+                self.rctx,
+                ptr::null_mut(),
+            )
+        };
+    }
+}
+
+/// Where a probe handler finds the event's [`PerfCall`] while perf has the
+/// event open.
+///
+/// # Invariants
+///
+/// A non-null `call` is a [`PerfCall`] set by [`PerfSlot::set`] and not yet
+/// cleared by [`PerfSlot::clear`], which waits for readers.
+pub struct PerfSlot {
+    call: AtomicPtr<bindings::trace_event_call>,
+}
+
+impl Default for PerfSlot {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PerfSlot {
+    /// Empty.
+    pub const fn new() -> Self {
+        PerfSlot {
+            call: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// Keeps `perf` (from [`Event::perf_register`]).
+    pub fn set(&self, perf: &PerfCall) {
+        self.call.store(perf.as_raw(), Ordering::Release);
+    }
+
+    /// Forgets it (from [`Event::perf_unregister`]) and waits until no
+    /// handler can see it any more.
+    pub fn clear(&self) {
+        self.call.store(ptr::null_mut(), Ordering::Release);
+        // SAFETY: no preconditions; waits for `with` callers.
+        unsafe { bindings::synchronize_rcu() };
+    }
+
+    /// Whether perf has the event open.
+    pub fn is_set(&self) -> bool {
+        !self.call.load(Ordering::Relaxed).is_null()
+    }
+
+    /// Calls `f` with the event if perf has it open.
+    pub fn with(&self, f: impl FnOnce(&PerfCall)) {
+        if !self.is_set() {
+            return;
+        }
+        // SAFETY: an RCU-sched read side; `clear` waits for it.
+        unsafe { bindings::rcu_read_lock_sched_notrace() };
+        let p = self.call.load(Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: by the type invariant `p` stays valid until `clear`
+            // returns, which waits for this read side.
+            f(unsafe { PerfCall::from_raw(p) });
+        }
+        // SAFETY: locked above.
+        unsafe { bindings::rcu_read_unlock_sched_notrace() };
+    }
 }
 
 /// A dynamic trace event.
@@ -540,6 +754,17 @@ pub trait Event: Sync + Sized {
 /// // Any event's name is taken: ours, or a built-in one.
 /// assert_eq!(new("rkpe_doctest", "ev").err(), Some(EEXIST));
 /// assert_eq!(new("ftrace", "function").err(), Some(EEXIST));
+/// // A reference another user holds (an `enable_event` trigger, perf,
+/// // `trace_get_event_file()`) keeps the event: it cannot be removed.
+/// let (sys, name) = (kernel::c_str!("rkpe_doctest"), kernel::c_str!("ev"));
+/// // SAFETY: NUL-terminated strings; the function takes its locks.
+/// let file = unsafe {
+///     kernel::bindings::trace_get_event_file(core::ptr::null(), sys.as_char_ptr(), name.as_char_ptr())
+/// };
+/// assert!(kernel::error::from_err_ptr(file).is_ok());
+/// assert_eq!(ev.as_mut().remove(&lock_events()), Err(EBUSY));
+/// // SAFETY: taken above.
+/// unsafe { kernel::bindings::trace_put_event_file(file) };
 /// ev.as_mut().remove(&lock_events())?;
 /// // Once removed, the name is free again; dropping it removes it.
 /// let again = new("rkpe_doctest", "ev")?;
@@ -628,8 +853,11 @@ impl<T: Event> Registration<T> {
                 (*call).__bindgen_anon_1.name = (*slot).name.as_char_ptr();
                 (*call).event.funcs = funcs;
                 (*call).print_fmt = (*slot).print_fmt.as_char_ptr().cast_mut();
-                (*call).flags = bindings::TRACE_EVENT_FL_KPROBE as _;
-                (*call).__bindgen_anon_2.module = module.as_ptr().cast();
+                // A kprobe event to perf and BPF, with its own reference
+                // count; each reference also pins `module` (patch 0007).
+                (*call).flags =
+                    (bindings::TRACE_EVENT_FL_KPROBE | bindings::TRACE_EVENT_FL_DYNAMIC) as _;
+                (*call).module = module.as_ptr().cast();
                 let r = add_event_call(lock, call, &(*slot).system, &(*slot).name);
                 if r.is_err() {
                     ptr::drop_in_place(ptr::addr_of_mut!((*slot).data));
@@ -714,10 +942,19 @@ impl<T: Event> Registration<T> {
                     // SAFETY: as above.
                     this.data.unregister(unsafe { EventFile::from_raw(file) })?
                 }
-                // perf is not supported yet.
                 bindings::trace_reg_TRACE_REG_PERF_REGISTER => {
-                    return Err(Error::from_errno(-(bindings::EOPNOTSUPP as i32)))
+                    // SAFETY: the call is registered, and perf has it open
+                    // until `TRACE_REG_PERF_UNREGISTER` returns.
+                    let perf = unsafe { PerfCall::from_raw(call) };
+                    this.data.perf_register(perf)?
                 }
+                bindings::trace_reg_TRACE_REG_PERF_UNREGISTER => {
+                    // SAFETY: as above.
+                    let perf = unsafe { PerfCall::from_raw(call) };
+                    this.data.perf_unregister(perf)?
+                }
+                // TRACE_REG_PERF_OPEN/CLOSE/ADD/DEL: nothing to do, as in
+                // kprobe_register().
                 _ => {}
             }
             Ok(0)
@@ -842,9 +1079,16 @@ fn add_event_call(
     r
 }
 
-/// `trace_probe_unregister_event_call()`: `EBUSY` while in use.
+/// `trace_probe_unregister_event_call()`: `EBUSY` while in use, that is
+/// enabled, used by perf, or referenced (an `enable_event` trigger, a
+/// `trace_get_event_file()` holder: `trace_event_dyn_busy()`, as
+/// `unregister_trace_kprobe()` checks, trace_kprobe.c:550).
 #[inline(never)]
 fn remove_event_call(_lock: &EventLock, call: *mut bindings::trace_event_call) -> Result {
+    // SAFETY: `call` was added by `add_event_call()`.
+    if unsafe { bindings::trace_event_dyn_busy(call) } {
+        return Err(EBUSY);
+    }
     // SAFETY: `call` was added by `add_event_call()`; `event_mutex` is held
     // (`_lock`).
     to_result(unsafe { bindings::trace_remove_event_call(call) })
