@@ -22,6 +22,9 @@ else
 	[ -n "$what" ] || die "no test is marked '# c-too:'"
 	load=
 fi
+# perf_bpf.tc's trigger: a static binary, put into the initramfs from build/bin.
+mkdir -p "$ROOT/build/bin"
+gcc -O2 -static -o "$ROOT/build/bin/perf_bpf" "$ROOT/tests/bench/perf_bpf.c"
 stage "own .tc tests on $variant"
 set +e
 bash "$ROOT/scripts/vm.sh" --timeout 900 --log "$log" "$variant" -- \

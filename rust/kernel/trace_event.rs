@@ -497,7 +497,7 @@ pub trait Event: Sync + Sized {
     /// handler passes its hits to `perf` (BPF programs and perf records).
     /// Not supported unless implemented.
     fn perf_register(&self, _perf: &PerfCall) -> Result {
-        Err(EOPNOTSUPP)
+        Err(Error::from_errno(-(bindings::EOPNOTSUPP as i32)))
     }
 
     /// perf's last user closed the event (`TRACE_REG_PERF_UNREGISTER`).
@@ -568,6 +568,11 @@ impl PerfCall {
         // kprobe_perf_func(): the raw data perf copies is a u32 size then
         // the record, padded to 8 bytes.
         let size = (len + 4).next_multiple_of(8) - 4;
+        // perf_trace_buf_alloc() warns past its buffer: drop such a record
+        // quietly instead (C warns once).
+        if size > bindings::PERF_MAX_TRACE_SIZE as usize {
+            return None;
+        }
         let size_c = i32::try_from(size).ok()?;
         let mut rctx = 0;
         // SAFETY: `rctx` is written by the call; a NULL regs pointer asks

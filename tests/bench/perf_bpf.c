@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf and BPF on one trace event, with raw system calls (no libbpf), so
+ * that the same static binary runs in the test VM on the C implementation
+ * and on the module.
+ *
+ *   perf_bpf ID N [RET [HOLD]]
+ *
+ * Opens the trace event with id ID as a counting perf event of this task
+ * (PERF_TYPE_TRACEPOINT, as `perf stat -e GRP:EV` does), then calls
+ * lseek(/dev/null, 1000 + i, SEEK_SET) for i in 0..N. With RET, it first
+ * attaches a BPF_PROG_TYPE_KPROBE program (PERF_EVENT_IOC_SET_BPF, as bcc
+ * and bpftrace do on kprobe_events) that counts its runs, adds up the
+ * second argument register (%si: the offset, for a probe on null_lseek)
+ * and returns RET. Prints
+ *
+ *   perf=<count> bpf_runs=<runs> bpf_si_sum=<sum>
+ *
+ * As kprobe_perf_func() does, a program that returns 0 drops the hit from
+ * perf. With HOLD, keeps the perf event open HOLD more seconds after
+ * printing. Exit status 0 if everything could be set up.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static long bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
+}
+
+#define INSN(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
+
+/* Offset of si in x86-64 struct pt_regs: r15 r14 r13 r12 bp bx r11 r10 r9 r8 ax cx dx si */
+#define PT_REGS_SI (13 * 8)
+
+/* map[key] += r7, for key 0 (r7 = 1) then key 1 (r7 = ctx->si). */
+static int prog(int map, int ret, struct bpf_insn *p)
+{
+	int n = 0;
+
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 6, 1, 0, 0);          /* r6 = ctx */
+	for (int key = 0; key < 2; key++) {
+		if (key == 0)
+			p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, 7, 0, 0, 1); /* r7 = 1 */
+		else
+			p[n++] = INSN(BPF_LDX | BPF_MEM | BPF_DW, 7, 6, PT_REGS_SI, 0);
+		p[n++] = INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, -4, key); /* *(u32 *)(fp - 4) = key */
+		p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
+		p[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4);
+		p[n++] = INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map);
+		p[n++] = INSN(0, 0, 0, 0, 0);
+		p[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem);
+		p[n++] = INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1, 0);     /* if !r0 skip */
+		p[n++] = INSN(BPF_STX | BPF_ATOMIC | BPF_DW, 0, 7, 0, BPF_ADD);
+	}
+	p[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, ret);
+	p[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	return n;
+}
+
+static uint64_t map_get(int map, uint32_t key)
+{
+	union bpf_attr a;
+	uint64_t v = 0;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = map;
+	a.key = (uintptr_t)&key;
+	a.value = (uintptr_t)&v;
+	if (bpf(BPF_MAP_LOOKUP_ELEM, &a))
+		perror("BPF_MAP_LOOKUP_ELEM");
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	struct perf_event_attr pa;
+	struct bpf_insn insns[64];
+	union bpf_attr a;
+	char log[4096] = "";
+	int map = -1, pfd, nul;
+	uint64_t count = 0;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: perf_bpf ID N [RET]\n");
+		return 2;
+	}
+	long n = atol(argv[2]);
+
+	memset(&pa, 0, sizeof(pa));
+	pa.type = PERF_TYPE_TRACEPOINT;
+	pa.size = sizeof(pa);
+	pa.config = strtoull(argv[1], NULL, 0);
+	pa.disabled = 1;
+	pfd = syscall(SYS_perf_event_open, &pa, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (pfd < 0) {
+		printf("perf_event_open: %s\n", strerror(errno));
+		return 1;
+	}
+	if (argc > 3) {
+		memset(&a, 0, sizeof(a));
+		a.map_type = BPF_MAP_TYPE_ARRAY;
+		a.key_size = 4;
+		a.value_size = 8;
+		a.max_entries = 2;
+		map = bpf(BPF_MAP_CREATE, &a);
+		if (map < 0) {
+			printf("BPF_MAP_CREATE: %s\n", strerror(errno));
+			return 1;
+		}
+		memset(&a, 0, sizeof(a));
+		a.prog_type = BPF_PROG_TYPE_KPROBE;
+		a.insns = (uintptr_t)insns;
+		a.insn_cnt = prog(map, atoi(argv[3]), insns);
+		a.license = (uintptr_t)"GPL";
+		a.log_buf = (uintptr_t)log;
+		a.log_size = sizeof(log);
+		a.log_level = 1;
+		int pr = bpf(BPF_PROG_LOAD, &a);
+		if (pr < 0) {
+			printf("BPF_PROG_LOAD: %s\n%s\n", strerror(errno), log);
+			return 1;
+		}
+		if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, pr)) {
+			printf("PERF_EVENT_IOC_SET_BPF: %s\n", strerror(errno));
+			return 1;
+		}
+	}
+	nul = open("/dev/null", O_RDONLY);
+	if (nul < 0 || ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
+		perror("open /dev/null or PERF_EVENT_IOC_ENABLE");
+		return 1;
+	}
+	for (long i = 0; i < n; i++)
+		lseek(nul, 1000 + i, SEEK_SET);
+	ioctl(pfd, PERF_EVENT_IOC_DISABLE, 0);
+	if (read(pfd, &count, sizeof(count)) != sizeof(count)) {
+		perror("read perf count");
+		return 1;
+	}
+	printf("perf=%llu", (unsigned long long)count);
+	if (map >= 0)
+		printf(" bpf_runs=%llu bpf_si_sum=%llu", (unsigned long long)map_get(map, 0),
+		       (unsigned long long)map_get(map, 1));
+	printf("\n");
+	fflush(stdout);
+	if (argc > 4)
+		sleep(atoi(argv[4]));
+	return 0;
+}
