@@ -23,7 +23,7 @@ fi
 stage "initramfs for $variant"
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
-mkdir -p "$d"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,root,etc,lib/modules,rkpe}
+mkdir -p "$d"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,root,etc,lib/modules,rkpe,host}
 cp /bin/busybox "$d/bin/busybox"
 # /bin/sh as a hard link, not busybox's symlink: add_remove_uprobe.tc finds
 # the shell's text mapping by a path ending in "sh".

@@ -2,21 +2,26 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boot a variant under QEMU (TCG, 2 CPUs) and run a shell command in the guest.
-#   vm.sh [--timeout S] [--log FILE] [--icount] VARIANT -- COMMAND...
-#   vm.sh --shell VARIANT
+#   vm.sh [--timeout S] [--log FILE] [--icount] [--hostroot] VARIANT -- COMMAND...
+#   vm.sh [--hostroot] --shell VARIANT
+# --hostroot shares the host's / read-only over virtio-9p (tag "hostroot")
+# and gives the guest 3G: guest/hostroot.sh mounts it for chroot.
 # Streams the serial console. Exit status: the command's, or 124 on timeout,
 # or 125 when the kernel printed an oops, panic, BUG: or WARNING: line (or the
 # guest never reported a result).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-timeout=600 log= shell=0 icount=()
+timeout=600 log= shell=0 icount=() mem=1G hostroot=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--timeout) timeout=$2; shift 2 ;;
 	--log) log=$2; shift 2 ;;
 	--icount) icount=(-icount shift=0,sleep=off); shift ;;
 	--shell) shell=1; shift ;;
+	--hostroot)
+		hostroot=(-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap)
+		mem=3G; shift ;;
 	*) break ;;
 	esac
 done
@@ -27,8 +32,8 @@ b=$ROOT/build/$variant
 [ -e "$b/bzImage" ] || die "build/$variant/bzImage missing: run scripts/kernel.sh $variant"
 img=$(bash "$ROOT/scripts/initramfs.sh" "$variant")
 
-qemu=(qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m 1G -nographic -no-reboot
-	-kernel "$b/bzImage" -initrd "$img" "${icount[@]}")
+qemu=(qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m "$mem" -nographic -no-reboot
+	-kernel "$b/bzImage" -initrd "$img" "${icount[@]}" "${hostroot[@]}")
 append="console=ttyS0 panic=-1 printk.time=1 quiet loglevel=5"
 # A built-in parameter the kernel crate's module_param doctest reads back.
 [ "$variant" = test ] && append+=" rkpe_doctest.greeting=hello"

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The client tools people use on kprobe events — perf (stat, record, script,
+# --filter, probe), bpftrace, bcc, trace-cmd — run in the VM against the
+# kernel's kprobe_events: the host's own binaries (scripts/deps.sh installs
+# them), its root shared read-only into the guest (vm.sh --hostroot) and
+# entered with chroot (guest/hostroot.sh). On `test` the module is loaded
+# and is the provider; on `ref` the C implementation is. Each
+# tests/tools/NAME.sh prints normalized output that must equal
+# tests/tools/NAME.expect, recorded from C: the same expectation on both
+# variants.
+#   tools.sh VARIANT [NAME...]           run (all tests by default)
+#   tools.sh --record ref [NAME...]      write NAME.expect from the C implementation
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+record=0
+[ "${1:-}" = --record ] && { record=1; shift; }
+variant=${1:-test}
+shift || true
+dir=$ROOT/tests/tools
+if [ $# -gt 0 ]; then
+	names=("$@")
+else
+	names=()
+	for f in "$dir"/*.sh; do
+		n=$(basename "$f" .sh)
+		[ "$n" = lib ] || names+=("$n")
+	done
+fi
+[ $record = 0 ] || [ "$variant" = ref ] || die "expectations are recorded from C (ref) only"
+res=$ROOT/build/results
+mkdir -p "$res" "$ROOT/build/bin"
+log=$res/tools-$variant.log
+out=$(readlink -f "$ROOT/build/$variant/out") || die "build/$variant/out missing: run scripts/kernel.sh $variant"
+tree=$(readlink -f "$ROOT/build/tree")
+
+trig=$ROOT/build/bin/rkpe-trigger
+if [ ! -x "$trig" ] || [ "$dir/trigger.c" -nt "$trig" ]; then
+	gcc -O2 -static -o "$trig" "$dir/trigger.c"
+fi
+
+load=
+[ "$variant" = test ] && load='modprobe rust_kprobe_events || exit 1'
+cmd="$load
+sh /rkpe/guest/hostroot.sh $out $tree || exit 1
+for t in ${names[*]}; do
+	t0=\$(cut -d. -f1 /proc/uptime)
+	timeout 900 chroot /host /bin/sh /tmp/rkpe/tests/tools/\$t.sh > /tmp/\$t.out 2>&1
+	echo \"=== \$t: status \$?, \$((\$(cut -d. -f1 /proc/uptime) - t0))s\"
+done
+for t in ${names[*]}; do echo \"=== BEGIN \$t\"; cat /tmp/\$t.out; echo \"=== END \$t\"; done"
+
+stage "client tools on $variant: ${names[*]}"
+set +e
+bash "$ROOT/scripts/vm.sh" --hostroot --timeout 2400 --log "$log" "$variant" -- "$cmd" >/dev/null
+rc=$?
+set -e
+done_stage
+grep -a '^=== [a-z_]*: status' "$log" || true
+[ $rc = 0 ] || { echo "tools: the VM failed (status $rc); console in $log"; exit 1; }
+
+failed=0
+for t in "${names[@]}"; do
+	got=$res/tools-$variant-$t.out
+	grep -aEv '^\[ *[0-9]+\.[0-9]+\] ' "$log" | sed -n "/^=== BEGIN $t\$/,/^=== END $t\$/p" | sed '1d;$d' > "$got"
+	if [ $record = 1 ]; then
+		cp "$got" "$dir/$t.expect"
+		echo "recorded $dir/$t.expect ($(wc -l < "$got") lines)"
+	elif diff -u "$dir/$t.expect" "$got" > "$got.diff"; then
+		echo "tools $variant: $t ok"
+	else
+		echo "tools $variant: $t differs from C's output:"
+		cat "$got.diff"
+		failed=$((failed + 1))
+	fi
+done
+[ $failed = 0 ] || { echo "tools on $variant: $failed of ${#names[@]} failed"; exit 1; }
+echo "tools on $variant: ${#names[@]} passed"

@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0
+# bcc tools (bpfcc-tools): funccount on a kprobe, trace on a kprobe and a
+# kretprobe, exact counts over the trigger; no probe left in kprobe_events
+# at exit. The trigger is forked first and held on a FIFO, so the tools can
+# follow its pid (-p) and nothing else counts; released, it execs (one
+# do_filp_open and one vfs_open for the binary) and runs its rounds.
+. /tmp/rkpe/tests/tools/lib.sh
+N=20
+reset
+hold() { # rounds: fork the trigger, held until release; sets $tp
+	rm -f go; mkfifo go
+	$TRIG "$1" $D < go &
+	tp=$!
+}
+release() {
+	echo > go
+	wait $tp
+	echo "trigger status $?"
+}
+# Start a tool in the background, wait until it prints $2 (it is attached).
+start() { # out ready cmd...
+	out=$1 ready=$2; shift 2
+	"$@" > "$out" 2> "$out.err" &
+	bg=$!
+	i=0
+	until grep -q "$ready" "$out"; do
+		kill -0 $bg 2>/dev/null || break
+		i=$((i + 1)); [ $i -lt 600 ] || break
+		sleep 1
+	done
+}
+finish() { # out: wait for the tool; its stderr only if it failed
+	wait $bg
+	st=$?
+	echo "status $st"
+	[ $st = 0 ] || grep -v -e warning -e '^ ' -e '^In file' -e 'expanded from' -e 'generated\.$' "$1.err"
+}
+
+echo "--- funccount-bpfcc -p: $N rounds"
+hold $N
+start fc.txt Tracing funccount-bpfcc -p $tp -d 15 vfs_open
+release
+finish fc.txt
+grep -v '^Tracing' fc.txt
+echo "--- trace-bpfcc -p, kprobe and kretprobe: 2 rounds"
+hold 2
+start tr.txt '^PID' trace-bpfcc -p $tp -M 9 \
+	'do_filp_open "dfd=%d", arg1' 'r::do_sys_openat2 "ret=%d", retval'
+release
+finish tr.txt
+awk '{ $1 = "PID"; $2 = "TID"; print }' tr.txt
+echo "--- kprobe_events after"
+cat $T/kprobe_events
+echo "--- end"

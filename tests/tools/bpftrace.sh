@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: GPL-2.0
+# bpftrace one-liners with kprobe: and kretprobe: over a command (-c), exact
+# counts, printf of an argument; no probe left in kprobe_events at exit.
+. /tmp/rkpe/tests/tools/lib.sh
+N=20
+reset
+echo "--- bpftrace kprobe/kretprobe: $N rounds"
+bpftrace -c "$TRIG $N $D" -e '
+kprobe:vfs_open /pid == cpid/ { @vfs_open = count(); }
+kprobe:__x64_sys_getppid /pid == cpid/ { @getppid = count(); }
+kprobe:do_filp_open /pid == cpid/ { @dfd[(int32)arg0] = count(); }
+kretprobe:do_sys_openat2 /pid == cpid/ { @ret[(int32)retval] = count(); }' 2>&1
+echo "status $?"
+echo "--- bpftrace printf: 2 rounds"
+bpftrace -c "$TRIG 2 $D" -e '
+kretprobe:do_sys_openat2 /pid == cpid/ { printf("%s ret=%d\n", comm, (int32)retval); }' 2>&1
+echo "status $?"
+echo "--- kprobe_events after"
+cat $T/kprobe_events
+echo "--- end"

@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: GPL-2.0
+# Sourced by tests/tools/*.sh, which run in the guest under
+# `chroot /host` (guest/hostroot.sh): the host's tools, the guest's kernel.
+# Each test prints normalized output (no timestamps, pids, CPU numbers or
+# kernel addresses) that scripts/tools.sh compares with NAME.expect.
+T=/sys/kernel/tracing
+TRIG=/tmp/rkpe/bin/rkpe-trigger
+D=/tmp/trig
+export HOME=/tmp PATH=/usr/sbin:/usr/bin:/sbin:/bin PYTHONUNBUFFERED=1 LC_ALL=C TERM=dumb PAGER=cat PERF_PAGER=cat
+mkdir -p "$D" && : > "$D/present"
+cd /tmp
+
+# The tracefs state a test starts from: no probes, nothing enabled.
+reset() {
+	echo 0 > $T/tracing_on
+	echo > $T/set_event
+	echo > $T/kprobe_events
+	echo > $T/trace
+	echo 1 > $T/tracing_on
+}
+# Define probes in kprobe_events, one argument a line; report a refusal.
+defprobe() {
+	for spec; do
+		echo "$spec" >> $T/kprobe_events || echo "refused: $spec"
+	done
+}
+# Kernel addresses, symbol offsets, pids, CPUs and times out.
+norm() {
+	sed -E \
+		-e 's/\b(0x)?ffff[0-9a-f]{12}\b/\1ADDR/g' \
+		-e 's/\+0x[0-9a-f]+\/0x[0-9a-f]+/+OFF/g' \
+		-e 's/\+0x[0-9a-f]+\b/+OFF/g' \
+		-e 's/_text\+[0-9]+/_text+OFF/g'
+}
+# bcc compiles against the headers guest/hostroot.sh gathers there.
+export BCC_KERNEL_SOURCE=/tmp/kernel

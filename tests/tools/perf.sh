@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-2.0
+# perf on kprobe events defined in kprobe_events (group kprobes): perf stat
+# counts, perf record per task and system-wide, perf script fields of every
+# fetch type, return probes, --filter.
+. /tmp/rkpe/tests/tools/lib.sh
+N=20
+reset
+defprobe 'p:kprobes/rk_getppid __x64_sys_getppid' \
+	'p:kprobes/rk_open do_filp_open dfd=%di:s32 path=+0(+0(%si)):string head=+0(+0(%si)):u8[4] nib=+0(+0(%si)):b4@4/8 caller=$stack0:symbol' \
+	'p:kprobes/rk_vfsopen vfs_open name=+8(%di):%pd' \
+	'p:kprobes/rk_flush filp_flush file=%di:%pD' \
+	'r:kprobes/rk_open_ret do_sys_openat2 ret=$retval:s32'
+cat $T/kprobe_events
+
+echo "--- perf stat: $N rounds"
+perf stat -x, -e kprobes:rk_getppid -e kprobes:rk_open -e kprobes:rk_vfsopen -e kprobes:rk_flush -e kprobes:rk_open_ret \
+	-- $TRIG $N $D 2> stat.txt
+echo "status $?"
+cut -d, -f1,3 stat.txt
+
+echo "--- perf record (task): 2 rounds"
+perf record -q -o task.data -e kprobes:rk_getppid -e kprobes:rk_open -e kprobes:rk_vfsopen -e kprobes:rk_flush -e kprobes:rk_open_ret \
+	-- $TRIG 2 $D
+echo "status $?"
+perf script -i task.data -F comm,event,trace 2>&1 | norm
+
+echo "--- perf record -a: $N rounds"
+perf record -q -a -o all.data -e kprobes:rk_getppid -e kprobes:rk_open_ret -- $TRIG $N $D
+echo "status $?"
+perf script -i all.data -F comm,event,trace 2>&1 | grep rkpe-trigger | norm | sort | uniq -c
+
+echo "--- perf record --filter 'ret < 0': $N rounds"
+perf record -q -o filter.data -e kprobes:rk_open_ret --filter 'ret < 0' -- $TRIG $N $D
+echo "status $?"
+perf script -i filter.data -F comm,event,trace 2>&1 | norm | sort | uniq -c
+
+echo "--- perf record --filter on a string: $N rounds"
+perf record -q -o sfilter.data -e kprobes:rk_open --filter 'path ~ "*/present"' -- $TRIG $N $D
+echo "status $?"
+perf script -i sfilter.data -F comm,event,trace 2>&1 | norm | sort | uniq -c
+
+reset
