@@ -222,6 +222,7 @@ fn write(ev: &EventShared, regs: &PtRegs, hs: usize, head: [u64; 2], len: usize,
             return;
         }
         if let Some(mut r) = f.reserve(hs + len) {
+            r.set_regs(regs);
             put(r.bytes());
         }
     });

@@ -171,12 +171,21 @@ pub struct Reservation<'a> {
     _file: core::marker::PhantomData<&'a EventFile>,
 }
 
-impl Reservation<'_> {
+impl<'a> Reservation<'a> {
     /// The whole record; bytes 0..8 are the `trace_entry` header.
     pub fn bytes(&mut self) -> &mut [u8] {
         // SAFETY: by the type invariant `entry` has `len` writable bytes,
         // owned by this reservation until commit.
         unsafe { core::slice::from_raw_parts_mut(self.entry, self.len) }
+    }
+
+    /// The registers of the hit that writes the record: a stack trace
+    /// recorded with it (`options/stacktrace`) starts at the probed
+    /// instruction, as for C's kprobe events (`fbuffer.regs = regs`).
+    #[cfg(CONFIG_KPROBES)]
+    pub fn set_regs(&mut self, regs: &'a crate::kprobes::PtRegs) {
+        // INVARIANT: `regs` outlives the reservation, so the commit.
+        self.fbuffer.regs = regs.as_raw();
     }
 }
 
