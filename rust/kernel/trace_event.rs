@@ -387,7 +387,10 @@ pub const MAX_INSTANCES: usize = 16;
 /// assert_eq!(reg.as_mut().remove(&lock_events()), Err(EBUSY));
 /// set_enabled(sys, name, false)?;
 /// assert!(reg.data().files.is_empty());
-/// reg.as_mut().remove(&lock_events())?;
+/// let lock = lock_events();
+/// reg.as_mut().remove(&lock)?;
+/// // The record names a removed event (whose id a later event may take).
+/// lock.reset_instances();
 /// # Ok::<(), Error>(())
 /// ```
 ///
