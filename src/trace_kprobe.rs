@@ -421,14 +421,47 @@ fn module_exists(spec: &Probe<Args>) -> bool {
     }
 }
 
+/// `within_notrace_func()` (trace_kprobe.c:459-479): whether `addr` is in
+/// a function ftrace cannot trace, such as the tracing core's own, where a
+/// probe could recurse into itself. A suffixed clone (`foo.isra.0`) counts
+/// as its original function `foo` when that one exists.
+fn within_notrace_func(addr: usize) -> bool {
+    if !kallsyms::in_notrace_function(addr) {
+        return false;
+    }
+    let mut buf = [0u8; kallsyms::NAME_LEN];
+    let Some(name) = kallsyms::symbol_name(addr, &mut buf) else {
+        return true;
+    };
+    let Some(dot) = name.iter().position(|&c| c == b'.') else {
+        return true;
+    };
+    match glue::lookup(&name[..dot]) {
+        0 => true,
+        orig => kallsyms::in_notrace_function(orig as usize),
+    }
+}
+
 /// Registers the kprobe or kretprobe of a probe.
 fn register(shared: &Arc<Shared>) -> Result<Kp> {
     let spec = &shared.spec;
     let symbol = cstring(spec.symbol.as_bytes())?;
-    let place = match spec.place {
-        SpecPlace::Symbol { offset } => Place::Symbol(&symbol, offset),
-        SpecPlace::Addr(a) => Place::Address(a as usize),
+    let (place, addr) = match spec.place {
+        SpecPlace::Symbol { offset } => {
+            // trace_kprobe_address(): 0 for a symbol not found.
+            let a = kallsyms::lookup_name(&symbol);
+            (Place::Symbol(&symbol, offset), if a == 0 { 0 } else { a.wrapping_add(offset as usize) })
+        }
+        SpecPlace::Addr(a) => (Place::Address(a as usize), a as usize),
     };
+    // __register_trace_kprobe() refuses notrace functions (without
+    // CONFIG_KPROBE_EVENTS_ON_NOTRACE, which the module does not offer).
+    if within_notrace_func(addr) {
+        let mut buf = [0u8; kallsyms::SYMBOL_LEN];
+        let n = kallsyms::sprint_symbol_no_offset(addr, &mut buf);
+        pr_warn!("Could not probe notrace function {}\n", Bytes(&buf[..n.min(buf.len())]));
+        return Err(EINVAL);
+    }
     // Registered disarmed; the event arms it (`EventShared::attach`).
     if spec.is_return {
         let r = Arc::pin_init(

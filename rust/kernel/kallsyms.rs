@@ -164,6 +164,63 @@ pub fn sprint_symbol_no_offset(addr: usize, buf: &mut [u8; SYMBOL_LEN]) -> usize
     n.max(0) as usize
 }
 
+/// Whether the function that holds `addr` has no ftrace call site, that is
+/// whether it is `notrace` (all of the tracing core is): the test of C's
+/// `__within_notrace_func()` (trace_kprobe.c:442-457). False for an address
+/// in no symbol, and without `CONFIG_DYNAMIC_FTRACE`.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::{c_str, kallsyms};
+///
+/// // The tracing core is built without ftrace call sites.
+/// let reserve = kallsyms::lookup_name(c_str!("trace_event_buffer_reserve"));
+/// assert!(reserve != 0 && kallsyms::in_notrace_function(reserve));
+/// // Most of the kernel is traceable.
+/// let read = kallsyms::lookup_name(c_str!("vfs_read"));
+/// assert!(read != 0 && !kallsyms::in_notrace_function(read + 4));
+/// assert!(!kallsyms::in_notrace_function(1));
+/// ```
+#[inline(never)]
+pub fn in_notrace_function(addr: usize) -> bool {
+    #[cfg(CONFIG_DYNAMIC_FTRACE)]
+    {
+        let (mut size, mut offset) = (0, 0);
+        // SAFETY: the out-pointers are valid; the name is not asked for.
+        if addr == 0
+            || unsafe { bindings::kallsyms_lookup_size_offset(addr as _, &mut size, &mut offset) }
+                == 0
+        {
+            return false;
+        }
+        let start = addr.wrapping_sub(offset);
+        let end = start.wrapping_add(size).wrapping_sub(1);
+        // SAFETY: no preconditions; `ftrace_location_range()` is inclusive.
+        unsafe { bindings::ftrace_location_range(start as _, end as _) == 0 }
+    }
+    #[cfg(not(CONFIG_DYNAMIC_FTRACE))]
+    {
+        let _ = addr;
+        false
+    }
+}
+
+/// The name of the symbol that holds `addr` (`lookup_symbol_name()`),
+/// written into `buf`; `None` for an address in no symbol.
+#[inline(never)]
+pub fn symbol_name(addr: usize, buf: &mut [u8; NAME_LEN]) -> Option<&[u8]> {
+    // SAFETY: `buf` has room for `KSYM_NAME_LEN` bytes.
+    if unsafe { bindings::lookup_symbol_name(addr as _, buf.as_mut_ptr().cast()) } != 0 {
+        return None;
+    }
+    let n = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
+    Some(&buf[..n])
+}
+
+/// The longest symbol name, NUL included (`KSYM_NAME_LEN`).
+pub const NAME_LEN: usize = bindings::KSYM_NAME_LEN as usize;
+
 /// Whether `sym+offset` is a function entry for kprobes
 /// (`kprobe_on_func_entry()`).
 ///
