@@ -118,7 +118,7 @@ impl kernel::Module for RustKprobeEvents {
         )?;
         let coming = KBox::pin_init(kprobes::ModuleNotifier::new(Coming(probes.clone())), GFP_KERNEL)?;
         if let Some(list) = kprobe_event.value() {
-            Probes::boot_events(&probes, list.as_bytes())?;
+            Probes::boot_events(&probes, list.as_bytes());
         }
         pr_info!("loaded; {} and {} are ready\n", NAMES.0, NAMES.1);
         Ok(RustKprobeEvents {

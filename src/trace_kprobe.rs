@@ -859,7 +859,16 @@ impl Probes {
     /// then every event is enabled in the top instance, as
     /// `setup_boot_kprobe_events()` and `enable_boot_kprobe_events()` do
     /// (trace_kprobe.c:2032-2070).
-    pub(crate) fn boot_events(ty: &Kprobes, list: &[u8]) -> Result {
+    ///
+    /// Never fails: it runs in module init after events can exist (and be
+    /// enabled), and a failed init would free them while registered.
+    pub(crate) fn boot_events(ty: &Kprobes, list: &[u8]) {
+        if let Err(e) = Self::try_boot_events(ty, list) {
+            pr_warn!("Failed to set up the kprobe_event parameter: {}\n", e.to_errno());
+        }
+    }
+
+    fn try_boot_events(ty: &Kprobes, list: &[u8]) -> Result {
         let mut buf = KVec::with_capacity(list.len(), GFP_KERNEL)?;
         for &c in list {
             buf.push(if c == b',' { b' ' } else { c }, GFP_KERNEL)?;
