@@ -103,7 +103,7 @@ impl EventShared {
     /// Forgets a probe (before it is unregistered).
     fn detach(&self, kp: &Kp) {
         let mut arm = self.arm.lock();
-        let _ = filter(&mut arm, |k| Ok(!k.same(kp)));
+        arm.retain(|k| !k.same(kp));
     }
 
     /// Arms or disarms every probe of the event.
@@ -569,7 +569,7 @@ impl State {
             return Ok(());
         };
         self.events[i].reg.as_mut().remove(lock)?;
-        let _ = filter(&mut self.events, |e| Ok(!Arc::ptr_eq(&e.shared, ev)));
+        self.events.retain(|e| !Arc::ptr_eq(&e.shared, ev));
         Ok(())
     }
 
@@ -586,15 +586,16 @@ impl State {
                 e.reg.as_mut().remove(lock).map_err(|_| EBUSY)?;
             }
         }
+        // Allocates nothing (KVec::retain, patch 0008): the removal cannot
+        // fail half-way. The kprobe is unregistered when the probe is dropped.
         let mut at = 0;
-        let _ = filter(&mut self.probes, |p| {
+        self.probes.retain(|p| {
             at += 1;
             if at - 1 != i {
-                return Ok(true);
+                return true;
             }
-            // The kprobe is unregistered when `p` is dropped.
             p.shared.remove(lock);
-            Ok(false)
+            false
         });
         self.drop_event_if_empty(lock, &ev)
     }
@@ -602,29 +603,6 @@ impl State {
 
 fn group_of(e: &TraceEvent) -> &[u8] {
     e.shared.group.as_bytes()
-}
-
-/// Keeps the items for which `f` says true, in order; after the first
-/// error, keeps the rest untouched and returns it.
-fn filter<T>(list: &mut KVec<T>, mut f: impl FnMut(&mut T) -> Result<bool>) -> Result {
-    let mut keep = KVec::with_capacity(list.len(), GFP_KERNEL)?;
-    let old = core::mem::take(list);
-    let mut result = Ok(());
-    for mut p in old {
-        let k = match result {
-            Ok(()) => f(&mut p).unwrap_or_else(|e| {
-                result = Err(e);
-                true
-            }),
-            Err(_) => true,
-        };
-        if k {
-            // Cannot fail: the capacity is there.
-            let _ = keep.push(p, GFP_KERNEL);
-        }
-    }
-    *list = keep;
-    result
 }
 
 /// Everything behind `kprobe_events`; the `dynamic_events` type of kprobe
