@@ -136,6 +136,10 @@ pub(crate) struct ProbeShared {
     /// Some argument is a string (its size is known only once fetched).
     dynamic: bool,
     nhit: AtomicU64,
+    /// Hits with strings nested on a CPU whose scratch buffer was in use
+    /// (an interrupt during a handler): not recorded, so counted with the
+    /// kprobe core's misses in `kprobe_profile`.
+    nested: AtomicU64,
     addr: AtomicUsize,
     maxactive: AtomicU32,
     buffers: Arc<HitBuffers>,
@@ -188,7 +192,7 @@ impl ProbeShared {
         }
         // Strings: fetch once into the per-CPU scratch buffer, then reserve
         // exactly what they took.
-        let _ = self.buffers.with(|buf| {
+        let done = self.buffers.with(|buf| {
             let Some(payload) = buf.get_mut(hs..) else {
                 return;
             };
@@ -196,6 +200,9 @@ impl ProbeShared {
             let payload = &payload[..n.min(payload.len())];
             write(ev, regs, hs, head, payload.len(), |d| d.copy_from_slice(payload));
         });
+        if done.is_none() {
+            self.nested.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -711,6 +718,7 @@ impl Probes {
                 event: event.clone(),
                 dynamic,
                 nhit: AtomicU64::new(0),
+                nested: AtomicU64::new(0),
                 addr: AtomicUsize::new(0),
                 maxactive: AtomicU32::new(0),
                 buffers: self.buffers.clone(),
@@ -934,7 +942,7 @@ impl Probes {
                 Bytes(name),
                 "",
                 s.nhit.load(Ordering::Relaxed),
-                p.nmissed()
+                p.nmissed() as u64 + s.nested.load(Ordering::Relaxed)
             )
             .map_err(|_| ENOMEM)?;
         }
