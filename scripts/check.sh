@@ -46,12 +46,14 @@ if [ -e "$ROOT/build/test/bzImage" ]; then
 		'sh /rkpe/tests/vm/module_load.sh'
 	step "vm test: own .tc tests" bash "$ROOT/scripts/owntests.sh" test
 	step "vm test: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" test
+	step "vm test: client tools" bash "$ROOT/scripts/tools.sh" test
 fi
 if [ -e "$ROOT/build/ref/bzImage" ]; then
 	step "vm ref: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" ref
 	step "vm ref: own .tc tests marked c-too, on the C implementation" bash "$ROOT/scripts/owntests.sh" ref
 	step "vm ref: C answers still match tests/vectors/c-ref.txt" bash "$ROOT/scripts/oracle.sh" verify
 	step "vm ref: differential, C vs module on the same specs" bash "$ROOT/scripts/differential.sh"
+	step "vm ref: client tools on C" bash "$ROOT/scripts/tools.sh" ref
 fi
 
 [ ${#failures[@]} = 0 ] || printf 'failed: %s\n' "${failures[@]}"

@@ -9,8 +9,10 @@ bpftrace -c "$TRIG $N $D" -e '
 kprobe:vfs_open /pid == cpid/ { @vfs_open = count(); }
 kprobe:__x64_sys_getppid /pid == cpid/ { @getppid = count(); }
 kprobe:do_filp_open /pid == cpid/ { @dfd[(int32)arg0] = count(); }
-kretprobe:do_sys_openat2 /pid == cpid/ { @ret[(int32)retval] = count(); }' 2>&1
+kretprobe:do_sys_openat2 /pid == cpid/ { @ret[(int32)retval] = count(); }' > bt.txt 2>&1
 echo "status $?"
+# Map entries with equal counts print in any order.
+grep . bt.txt | sort
 echo "--- bpftrace printf: 2 rounds"
 bpftrace -c "$TRIG 2 $D" -e '
 kretprobe:do_sys_openat2 /pid == cpid/ { printf("%s ret=%d\n", comm, (int32)retval); }' 2>&1

@@ -22,7 +22,7 @@ echo "--- perf record (task): 2 rounds"
 perf record -q -o task.data -e kprobes:rk_getppid -e kprobes:rk_open -e kprobes:rk_vfsopen -e kprobes:rk_flush -e kprobes:rk_open_ret \
 	-- $TRIG 2 $D
 echo "status $?"
-perf script -i task.data -F comm,event,trace 2>&1 | norm
+perf script -i task.data -F comm,event,trace 2>&1 | grep -v 'not valid for' | norm
 
 echo "--- perf record -a: $N rounds"
 perf record -q -a -o all.data -e kprobes:rk_getppid -e kprobes:rk_open_ret -- $TRIG $N $D
@@ -32,11 +32,11 @@ perf script -i all.data -F comm,event,trace 2>&1 | grep rkpe-trigger | norm | so
 echo "--- perf record --filter 'ret < 0': $N rounds"
 perf record -q -o filter.data -e kprobes:rk_open_ret --filter 'ret < 0' -- $TRIG $N $D
 echo "status $?"
-perf script -i filter.data -F comm,event,trace 2>&1 | norm | sort | uniq -c
+perf script -i filter.data -F comm,event,trace 2>&1 | grep -v 'not valid for' | norm | sort | uniq -c
 
 echo "--- perf record --filter on a string: $N rounds"
 perf record -q -o sfilter.data -e kprobes:rk_open --filter 'path ~ "*/present"' -- $TRIG $N $D
 echo "status $?"
-perf script -i sfilter.data -F comm,event,trace 2>&1 | norm | sort | uniq -c
+perf script -i sfilter.data -F comm,event,trace 2>&1 | grep -v 'not valid for' | norm | sort | uniq -c
 
 reset
