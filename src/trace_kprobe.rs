@@ -170,9 +170,8 @@ impl ProbeShared {
     /// then hands the hit to perf (`kprobe_dispatcher()`).
     fn record(&self, regs: &PtRegs, edata: &[u8], head: [u64; 2]) {
         let ev = &*self.event;
-        if !ev.in_use() {
-            return;
-        }
+        // Armed only while in use; a hit racing with disarming is counted
+        // and finds nothing to write to, as in C's dispatcher.
         self.nhit.fetch_add(1, Ordering::Relaxed);
         let hs = ev.head_size();
         let args = self.spec.args.as_slice();
@@ -211,36 +210,49 @@ impl ProbeShared {
 /// programs and writes the record to perf unless they drop the hit: the
 /// head words, then what `fill` puts in the `len` bytes.
 fn write(ev: &EventShared, regs: &PtRegs, hs: usize, head: [u64; 2], len: usize, mut fill: impl FnMut(&mut [u8])) {
-    let mut put = |b: &mut [u8]| {
-        if let Some(d) = b.get_mut(8..16) {
-            d.copy_from_slice(&head[0].to_ne_bytes());
-        }
-        if hs == format::KRETPROBE_HEAD {
-            if let Some(d) = b.get_mut(16..24) {
-                d.copy_from_slice(&head[1].to_ne_bytes());
-            }
-        }
-        if let Some(d) = b.get_mut(hs..hs + len) {
-            fill(d);
-        }
-    };
     ev.files.for_each(|f| {
         if f.soft_disabled() {
             return;
         }
-        if let Some(mut r) = f.reserve(hs + len) {
-            r.set_regs(regs);
-            put(r.bytes());
-        }
+        let Some(mut r) = f.reserve_hit(hs + len, regs) else {
+            return;
+        };
+        put(r.bytes(), hs, head, len, &mut fill);
     });
+    if ev.perf.is_set() {
+        write_perf(ev, regs, hs, head, len, &mut fill);
+    }
+}
+
+/// The perf side of [`write`], out of the way of the usual hit.
+#[cold]
+#[inline(never)]
+fn write_perf(ev: &EventShared, regs: &PtRegs, hs: usize, head: [u64; 2], len: usize, fill: &mut dyn FnMut(&mut [u8])) {
     ev.perf.with(|p| {
         if !p.run_bpf(regs) {
             return;
         }
         if let Some(mut r) = p.reserve(regs, hs + len) {
-            put(r.bytes());
+            put(r.bytes(), hs, head, len, fill);
         }
     });
+}
+
+/// Fills a reserved record: the head words, then `fill` for the `len`
+/// bytes after the head.
+#[inline(always)]
+fn put<F: FnMut(&mut [u8]) + ?Sized>(b: &mut [u8], hs: usize, head: [u64; 2], len: usize, fill: &mut F) {
+    if let Some(d) = b.get_mut(8..16) {
+        d.copy_from_slice(&head[0].to_ne_bytes());
+    }
+    if hs == format::KRETPROBE_HEAD {
+        if let Some(d) = b.get_mut(16..24) {
+            d.copy_from_slice(&head[1].to_ne_bytes());
+        }
+    }
+    if let Some(d) = b.get_mut(hs..hs + len) {
+        fill(d);
+    }
 }
 
 /// A probe as listed in `dynamic_events`.

@@ -187,11 +187,13 @@ pub fn in_notrace_function(addr: usize) -> bool {
     #[cfg(CONFIG_DYNAMIC_FTRACE)]
     {
         let (mut size, mut offset) = (0, 0);
+        if addr == 0 {
+            return false;
+        }
         // SAFETY: the out-pointers are valid; the name is not asked for.
-        if addr == 0
-            || unsafe { bindings::kallsyms_lookup_size_offset(addr as _, &mut size, &mut offset) }
-                == 0
-        {
+        let found =
+            unsafe { bindings::kallsyms_lookup_size_offset(addr as _, &mut size, &mut offset) };
+        if found == 0 {
             return false;
         }
         let start = addr.wrapping_sub(offset);

@@ -139,6 +139,25 @@ impl EventFile {
     /// and already filled in) in the instance's ring buffer; `None` if the
     /// buffer is off, full, or the event filtered by pid.
     pub fn reserve(&self, len: usize) -> Option<Reservation<'_>> {
+        self.reserve_regs(len, ptr::null_mut())
+    }
+
+    /// As [`EventFile::reserve`], for a probe hit with registers `regs`:
+    /// a stack trace recorded with the record (`options/stacktrace`) starts
+    /// at the probed instruction, as for C's kprobe events
+    /// (`fbuffer.regs = regs`).
+    #[cfg(CONFIG_KPROBES)]
+    pub fn reserve_hit<'a>(
+        &'a self,
+        len: usize,
+        regs: &'a crate::kprobes::PtRegs,
+    ) -> Option<Reservation<'a>> {
+        self.reserve_regs(len, regs.as_raw())
+    }
+
+    /// `regs` is null or valid until the reservation is committed.
+    #[inline(never)]
+    fn reserve_regs(&self, len: usize, regs: *mut bindings::pt_regs) -> Option<Reservation<'_>> {
         let mut fbuffer = core::mem::MaybeUninit::<bindings::trace_event_buffer>::zeroed();
         // SAFETY: the file is valid; `fbuffer` is filled by the call.
         let entry = unsafe {
@@ -147,9 +166,13 @@ impl EventFile {
         if entry.is_null() {
             return None;
         }
+        // SAFETY: filled in by a successful reserve.
+        let mut fbuffer = unsafe { fbuffer.assume_init() };
+        fbuffer.regs = regs;
+        // INVARIANT: `regs` is null or lives as long as the file borrow
+        // (`reserve_hit`).
         Some(Reservation {
-            // SAFETY: filled in by a successful reserve.
-            fbuffer: unsafe { fbuffer.assume_init() },
+            fbuffer,
             entry: entry.cast(),
             len,
             _file: core::marker::PhantomData,
@@ -162,7 +185,8 @@ impl EventFile {
 /// # Invariants
 ///
 /// `entry` points to `len` writable bytes of the reserved event, and
-/// `fbuffer` is the state `trace_event_buffer_commit()` needs.
+/// `fbuffer` is the state `trace_event_buffer_commit()` needs, its `regs`
+/// null or valid for `'a`.
 #[must_use]
 pub struct Reservation<'a> {
     fbuffer: bindings::trace_event_buffer,
@@ -171,21 +195,12 @@ pub struct Reservation<'a> {
     _file: core::marker::PhantomData<&'a EventFile>,
 }
 
-impl<'a> Reservation<'a> {
+impl Reservation<'_> {
     /// The whole record; bytes 0..8 are the `trace_entry` header.
     pub fn bytes(&mut self) -> &mut [u8] {
         // SAFETY: by the type invariant `entry` has `len` writable bytes,
         // owned by this reservation until commit.
         unsafe { core::slice::from_raw_parts_mut(self.entry, self.len) }
-    }
-
-    /// The registers of the hit that writes the record: a stack trace
-    /// recorded with it (`options/stacktrace`) starts at the probed
-    /// instruction, as for C's kprobe events (`fbuffer.regs = regs`).
-    #[cfg(CONFIG_KPROBES)]
-    pub fn set_regs(&mut self, regs: &'a crate::kprobes::PtRegs) {
-        // INVARIANT: `regs` outlives the reservation, so the commit.
-        self.fbuffer.regs = regs.as_raw();
     }
 }
 
