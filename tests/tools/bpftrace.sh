@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # bpftrace one-liners with kprobe: and kretprobe: over a command (-c), exact
 # counts, printf of an argument; no probe left in kprobe_events at exit.
+# Through kprobe_events on both variants (hide_kprobe_pmu).
 . /tmp/rkpe/tests/tools/lib.sh
 N=20
 reset
+hide_kprobe_pmu
 echo "--- bpftrace kprobe/kretprobe: $N rounds"
 bpftrace -c "$TRIG $N $D" -e '
 kprobe:vfs_open /pid == cpid/ { @vfs_open = count(); }

@@ -34,3 +34,12 @@ norm() {
 }
 # bcc compiles against the headers guest/hostroot.sh gathers there.
 export BCC_KERNEL_SOURCE=/tmp/kernel
+# bcc and bpftrace (through libbcc) create their kprobes with the kprobe PMU
+# (perf_event_open type /sys/bus/event_source/devices/kprobe/type) where
+# the kernel has one: the C implementation does, the module does not, and
+# then they write kprobe_events (p:kprobes/p_FUNC_bcc_PID ...) and attach
+# to that event. Hide the PMU so that C takes the path the module takes.
+hide_kprobe_pmu() {
+	[ ! -e /sys/bus/event_source/devices/kprobe ] ||
+		mount -t tmpfs none /sys/bus/event_source/devices/kprobe
+}
