@@ -24,6 +24,16 @@ defprobe() {
 		echo "$spec" >> $T/kprobe_events || echo "refused: $spec"
 	done
 }
+# The probes perf.sh and trace_cmd.sh trace: every fetch kind a tool must
+# parse (register, dereferences, string, array, bitfield, symbol, %pd,
+# %pD, a return probe), each hit by the trigger.
+defprobes_fetch_kinds() {
+	defprobe 'p:kprobes/rk_getppid __x64_sys_getppid' \
+		'p:kprobes/rk_open do_filp_open dfd=%di:s32 path=+0(+0(%si)):string head=+0(+0(%si)):u8[4] nib=+0(+0(%si)):b4@4/8 caller=$stack0:symbol' \
+		'p:kprobes/rk_vfsopen vfs_open name=+8(%di):%pd' \
+		'p:kprobes/rk_flush filp_flush file=%di:%pD' \
+		'r:kprobes/rk_open_ret do_sys_openat2 ret=$retval:s32'
+}
 # Kernel addresses, symbol offsets, pids, CPUs and times out.
 norm() {
 	sed -E \

@@ -4,11 +4,7 @@
 # return probes).
 . /tmp/rkpe/tests/tools/lib.sh
 reset
-defprobe 'p:kprobes/rk_getppid __x64_sys_getppid' \
-	'p:kprobes/rk_open do_filp_open dfd=%di:s32 path=+0(+0(%si)):string head=+0(+0(%si)):u8[4] nib=+0(+0(%si)):b4@4/8 caller=$stack0:symbol' \
-	'p:kprobes/rk_vfsopen vfs_open name=+8(%di):%pd' \
-	'p:kprobes/rk_flush filp_flush file=%di:%pD' \
-	'r:kprobes/rk_open_ret do_sys_openat2 ret=$retval:s32'
+defprobes_fetch_kinds
 echo "--- trace-cmd list -e kprobes"
 trace-cmd list -e kprobes | sort
 echo "--- trace-cmd record: 2 rounds"
