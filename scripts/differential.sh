@@ -8,6 +8,8 @@
 # identical once the module's default group (rkprobes) reads as kprobes.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+# Specs and answers are bytes (Latin-1 names): no locale in sed and grep.
+export LC_ALL=C
 res=$ROOT/build/results
 mkdir -p "$res"
 log=$res/differential-ref.log

@@ -6,6 +6,8 @@
 # `oracle.sh verify` checks that the committed file is still what C says.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+# Specs and answers are bytes (Latin-1 names): no locale in sed and grep.
+export LC_ALL=C
 
 mode=${1:-verify}
 out=$ROOT/build/results/oracle-ref.txt

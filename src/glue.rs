@@ -8,17 +8,95 @@
 //! `current->comm`, symbols); [`KernelSymbols`] prints symbols in the trace
 //! text. All through the kernel crate: no `unsafe` here.
 
-use kernel::{kallsyms, kprobes::PtRegs, prelude::*, str::CString};
+use kernel::{
+    kallsyms,
+    kprobes::PtRegs,
+    prelude::*,
+    str::{CStr, CString},
+    trace_event::TraceSeq,
+    tracefs::SeqFile,
+};
 
-use crate::probe::{command::Env, error::errno, fetch, output};
+use crate::probe::{command::Env, error::errno, fetch, output, text};
 
 /// Parse-time environment.
 pub(crate) struct KernelEnv;
 
-/// `symbol` as a C string, or `None` if it cannot be one.
+/// `bytes` as a C string, byte for byte (names may hold Latin-1 letters,
+/// as C allows).
+///
+/// # Errors
+///
+/// `EINVAL` for a NUL byte inside, `ENOMEM`.
+pub(crate) fn cstring(bytes: &[u8]) -> Result<CString> {
+    let mut v = KVec::with_capacity(bytes.len() + 1, GFP_KERNEL)?;
+    v.extend_from_slice(bytes, GFP_KERNEL)?;
+    v.push(0, GFP_KERNEL)?;
+    let c = CStr::from_bytes_with_nul(&v).map_err(|_| EINVAL)?;
+    Ok(CString::try_from(c)?)
+}
+
 fn c_string(bytes: &[u8]) -> Option<CString> {
-    let s = core::str::from_utf8(bytes).ok()?;
-    CString::try_from_fmt(kernel::fmt!("{s}")).ok()
+    cstring(bytes).ok()
+}
+
+/// Where the probe language's text output goes: bytes.
+pub(crate) trait PutBytes {
+    fn put_bytes(&mut self, bytes: &[u8]);
+}
+
+impl PutBytes for SeqFile {
+    fn put_bytes(&mut self, bytes: &[u8]) {
+        self.put(bytes);
+    }
+}
+
+impl PutBytes for TraceSeq {
+    fn put_bytes(&mut self, bytes: &[u8]) {
+        self.put(bytes);
+    }
+}
+
+/// Bytes collected for a C string; `failed` after an allocation failure.
+struct Collect {
+    bytes: KVec<u8>,
+    failed: bool,
+}
+
+impl PutBytes for Collect {
+    fn put_bytes(&mut self, bytes: &[u8]) {
+        if self.bytes.extend_from_slice(bytes, GFP_KERNEL).is_err() {
+            self.failed = true;
+        }
+    }
+}
+
+/// A byte sink seen as [`core::fmt::Write`]: names and strings that the
+/// probe language writes with [`text::Bytes`] arrive as their own bytes.
+pub(crate) struct Raw<'a, S: PutBytes + ?Sized>(pub(crate) &'a mut S);
+
+impl<S: PutBytes + ?Sized> core::fmt::Write for Raw<'_, S> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        text::decode(s, |b| self.0.put_bytes(b));
+        Ok(())
+    }
+}
+
+/// A C string of formatted text, byte for byte (see [`Raw`]).
+///
+/// # Errors
+///
+/// `ENOMEM`, `EINVAL` for a NUL byte inside.
+pub(crate) fn cstring_fmt(args: core::fmt::Arguments<'_>) -> Result<CString> {
+    let mut c = Collect {
+        bytes: KVec::new(),
+        failed: false,
+    };
+    core::fmt::Write::write_fmt(&mut Raw(&mut c), args).map_err(|_| EINVAL)?;
+    if c.failed {
+        return Err(ENOMEM);
+    }
+    cstring(&c.bytes)
 }
 
 impl Env for KernelEnv {

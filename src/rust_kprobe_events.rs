@@ -28,6 +28,7 @@ pub mod probe;
 mod trace_kprobe;
 
 use probe::lines::{run_commands, WRITE_BUFSIZE};
+use glue::Raw;
 use trace_kprobe::{Kprobes, Probes};
 
 module! {
@@ -57,7 +58,7 @@ impl tracefs::Operations for EventsFile {
     }
 
     fn show(&self, m: &mut tracefs::SeqFile) -> Result {
-        self.0.data().show(m)
+        self.0.data().show(&mut Raw(m))
     }
 
     fn write(&self, buf: usize, len: usize) -> Result<usize> {
@@ -78,7 +79,7 @@ struct ProfileFile(Arc<Kprobes>);
 #[vtable]
 impl tracefs::Operations for ProfileFile {
     fn show(&self, m: &mut tracefs::SeqFile) -> Result {
-        self.0.data().profile(m)
+        self.0.data().profile(&mut Raw(m))
     }
 }
 

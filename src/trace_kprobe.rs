@@ -40,14 +40,14 @@ use kernel::{
     ThisModule,
 };
 
-use crate::glue::{self, HitMachine, KernelEnv, KernelSymbols};
+use crate::glue::{self, cstring, cstring_fmt, HitMachine, KernelEnv, KernelSymbols, Raw};
 use crate::probe::{
     arg::Arg,
     command::{self, ArgList, Place as SpecPlace, Probe, Tokens},
     error::{caret_position, errno, Code, ParseError},
     fetch, format, output,
     removal::{check_append, Removal},
-    text::Bytes,
+    text::{Bytes, Escaped},
 };
 
 /// A probe's arguments, in kernel memory.
@@ -63,9 +63,6 @@ impl ArgList for Args {
     }
 }
 
-fn cstring(bytes: &[u8]) -> Result<CString> {
-    CString::try_from_fmt(kernel::fmt!("{}", Bytes(bytes)))
-}
 
 /// What an event's callbacks and its probes' handlers share.
 #[pin_data]
@@ -326,7 +323,7 @@ impl trace_event::Event for Event {
             output::Head::Kprobe { ip: word(8) }
         };
         let payload = record.get(e.head_size()..).unwrap_or(&[]);
-        output::print_event(out, e.name.as_bytes(), head, &e.layout, payload, &KernelSymbols)
+        output::print_event(&mut Raw(out), e.name.as_bytes(), head, &e.layout, payload, &KernelSymbols)
     }
 
     fn register(&self, file: &EventFile) -> Result {
@@ -478,7 +475,7 @@ fn register(shared: &Arc<Shared>) -> Result<Kp> {
     if within_notrace_func(addr) {
         let mut buf = [0u8; kallsyms::SYMBOL_LEN];
         let n = kallsyms::sprint_symbol_no_offset(addr, &mut buf);
-        pr_warn!("Could not probe notrace function {}\n", Bytes(&buf[..n.min(buf.len())]));
+        pr_warn!("Could not probe notrace function {}\n", Escaped(&buf[..n.min(buf.len())]));
         return Err(EINVAL);
     }
     // Registered disarmed; the event arms it (`EventShared::attach`).
@@ -803,7 +800,7 @@ impl Probes {
         )?;
         let system = cstring(spec.group.as_bytes())?;
         let name = cstring(spec.event.as_bytes())?;
-        let print_fmt = CString::try_from_fmt(kernel::fmt!("{}", PrintFmt(spec.is_return, spec.args.as_slice())))?;
+        let print_fmt = cstring_fmt(format_args!("{}", PrintFmt(spec.is_return, spec.args.as_slice())))?;
         state.events.reserve(1, GFP_KERNEL)?;
         let reg = KBox::pin_init(
             trace_event::Registration::new(lock, system, name, print_fmt, self.module, Event(shared.clone())),
@@ -873,7 +870,7 @@ impl Probes {
         }
         for cmd in buf.split(|&c| c == b';').filter(|c| !c.is_empty()) {
             if let Err(e) = Self::command(ty, cmd) {
-                pr_warn!("Failed to add event({}): {}\n", e.to_errno(), Bytes(cmd));
+                pr_warn!("Failed to add event({}): {}\n", e.to_errno(), Escaped(cmd));
             }
         }
         let mut names = KVec::new();
@@ -885,7 +882,7 @@ impl Probes {
         }
         for (group, name) in names.iter() {
             if let Err(e) = trace_event::set_enabled(group, name, true) {
-                pr_warn!("Failed to enable event {}: {}\n", Bytes(name.as_bytes()), e.to_errno());
+                pr_warn!("Failed to enable event {}: {}\n", Escaped(name.as_bytes()), e.to_errno());
             }
         }
         Ok(())
@@ -907,8 +904,8 @@ impl Probes {
                 Ok(k) => p._probe = k,
                 Err(e) => pr_warn!(
                     "Failed to re-register probe {} on {}: {}\n",
-                    Bytes(p.shared.spec.event.as_bytes()),
-                    Bytes(module),
+                    Escaped(p.shared.spec.event.as_bytes()),
+                    Escaped(module),
                     e.to_errno()
                 ),
             }
@@ -971,7 +968,7 @@ impl dyn_event::Provider for Probes {
     }
 
     fn show(&self, _lock: &EventLock, entry: &ProbeShared, m: &mut SeqFile) -> Result {
-        entry.show(m)
+        entry.show(&mut Raw(m))
     }
 
     /// `trace_kprobe_is_busy()`: enabled somewhere or open by perf.

@@ -88,11 +88,21 @@ impl<'a> Fields<'a> {
 #[repr(transparent)]
 pub struct TraceSeq(Opaque<bindings::trace_seq>);
 
+impl TraceSeq {
+    /// Appends raw bytes.
+    pub fn put(&mut self, bytes: &[u8]) {
+        // SAFETY: by the type invariant the `trace_seq` is valid; `bytes`
+        // is valid for reads of its length. An overflow is recorded in it
+        // and reported by `trace_handle_return()`.
+        unsafe {
+            bindings::trace_seq_putmem(self.0.get(), bytes.as_ptr().cast(), bytes.len() as _)
+        };
+    }
+}
+
 impl fmt::Write for TraceSeq {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        // SAFETY: by the type invariant the `trace_seq` is valid; an
-        // overflow is recorded in it and reported by `trace_handle_return()`.
-        unsafe { bindings::trace_seq_putmem(self.0.get(), s.as_ptr().cast(), s.len() as _) };
+        self.put(s.as_bytes());
         Ok(())
     }
 }

@@ -16,7 +16,7 @@ use super::error::{errno, Code, ParseError};
 use super::insn::{Insn, Op, Program, FETCH_INSN_MAX};
 use super::num::{kstrtol, kstrtol_neg, kstrtouint, kstrtoul, simple_strtoul};
 use super::regs;
-use super::text::{is_good_name, Str};
+use super::text::{is_alpha, is_good_name, Str};
 use super::types::{self, TypeId};
 
 /// Longest argument expression (`MAX_ARGSTR_LEN`).
@@ -441,8 +441,8 @@ fn parse_fetch(
                 }
             }
         }
-        c if c.is_ascii_alphabetic() || c == b'_' => {
-            // A BTF variable name: this kernel has no BTF.
+        c if is_alpha(c) || c == b'_' => {
+            // A BTF variable name (`isalpha()`: Latin-1): this kernel has no BTF.
             let e = if ctx.flags.is_function_entry() || ctx.flags.is_function_return() {
                 errno::EOPNOTSUPP
             } else {

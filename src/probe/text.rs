@@ -7,7 +7,7 @@
 //! goes to a caller's buffer through [`Buf`], which implements
 //! [`core::fmt::Write`] and records an overflow instead of failing halfway.
 
-use core::fmt;
+use core::fmt::{self, Write as _};
 
 /// Up to `N` bytes, inline. Bytes, not `str`: a user may write any byte
 /// that is not whitespace.
@@ -68,13 +68,16 @@ impl<const N: usize> Default for Str<N> {
 
 impl<const N: usize> fmt::Debug for Str<N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "\"{}\"", Bytes(self.as_bytes()))
+        write!(f, "\"{}\"", Escaped(self.as_bytes()))
     }
 }
 
+/// Text written with [`Bytes`] is stored as the bytes it stands for.
 impl<const N: usize> fmt::Write for Str<N> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        if self.push(s.as_bytes()) {
+        let mut ok = true;
+        decode(s, |b| ok &= self.push(b));
+        if ok {
             Ok(())
         } else {
             Err(fmt::Error)
@@ -82,28 +85,133 @@ impl<const N: usize> fmt::Write for Str<N> {
     }
 }
 
-/// Displays bytes as they are where they are UTF-8, else escaped.
+/// The character that stands for byte `0x80 + i` in text: U+F780 + i, in
+/// Unicode's private use area. [`Bytes`] writes each byte that is not part
+/// of valid UTF-8 as one of these, and [`decode`] turns them back into the
+/// bytes, so that names and strings go through [`core::fmt`] (which takes
+/// `&str`) and still reach a byte sink exactly as they were, as C prints
+/// them with `%s`.
+const RAW_FIRST: u32 = 0xF780;
+const RAW_LAST: u32 = 0xF7FF;
+
+fn raw_char(b: u8) -> char {
+    // U+F780..=U+F7FF are valid scalar values.
+    char::from_u32(RAW_FIRST + u32::from(b & 0x7f)).unwrap_or(char::REPLACEMENT_CHARACTER)
+}
+
+/// Displays bytes exactly (through [`decode`] into a byte sink): valid
+/// UTF-8 as it is, other bytes (and the UTF-8 of the characters that stand
+/// for them) as the characters of [`RAW_FIRST`]`..=`[`RAW_LAST`].
 pub struct Bytes<'a>(pub &'a [u8]);
 
 impl fmt::Display for Bytes<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut rest = self.0;
-        loop {
-            match core::str::from_utf8(rest) {
-                Ok(s) => return f.write_str(s),
-                Err(e) => {
-                    let (valid, bad) = rest.split_at(e.valid_up_to());
-                    // `valid` is UTF-8: it ends at `valid_up_to()`.
-                    f.write_str(core::str::from_utf8(valid).unwrap_or(""))?;
-                    let n = e.error_len().unwrap_or(bad.len()).max(1).min(bad.len());
-                    for b in &bad[..n] {
-                        write!(f, "\\x{b:02x}")?;
+        let raw = |f: &mut fmt::Formatter<'_>, bytes: &[u8]| -> fmt::Result {
+            for &b in bytes {
+                f.write_char(raw_char(b))?;
+            }
+            Ok(())
+        };
+        for chunk in self.0.utf8_chunks_compat() {
+            let (valid, invalid) = chunk;
+            if !valid.as_bytes().contains(&0xef) {
+                // No character of the raw range (U+F780.. encode as EF 9E/9F ..).
+                f.write_str(valid)?;
+            } else {
+                for c in valid.chars() {
+                    if (RAW_FIRST..=RAW_LAST).contains(&u32::from(c)) {
+                        let mut b = [0u8; 4];
+                        raw(f, c.encode_utf8(&mut b).as_bytes())?;
+                    } else {
+                        f.write_char(c)?;
                     }
-                    rest = &bad[n..];
                 }
+            }
+            raw(f, invalid)?;
+        }
+        Ok(())
+    }
+}
+
+/// Splits bytes into (valid UTF-8, invalid bytes) pieces, as
+/// `<[u8]>::utf8_chunks()` does (not available in the kernel's minimum
+/// Rust version).
+trait Utf8ChunksCompat {
+    fn utf8_chunks_compat(&self) -> Utf8Chunks<'_>;
+}
+
+impl Utf8ChunksCompat for [u8] {
+    fn utf8_chunks_compat(&self) -> Utf8Chunks<'_> {
+        Utf8Chunks(self)
+    }
+}
+
+struct Utf8Chunks<'a>(&'a [u8]);
+
+impl<'a> Iterator for Utf8Chunks<'a> {
+    type Item = (&'a str, &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let rest = self.0;
+        match core::str::from_utf8(rest) {
+            Ok(s) => {
+                self.0 = &[];
+                Some((s, &[]))
+            }
+            Err(e) => {
+                let (valid, bad) = rest.split_at(e.valid_up_to());
+                let n = e.error_len().unwrap_or(bad.len()).clamp(1, bad.len());
+                self.0 = &bad[n..];
+                // `valid` is UTF-8: it ends at `valid_up_to()`.
+                Some((core::str::from_utf8(valid).unwrap_or(""), &bad[..n]))
             }
         }
     }
+}
+
+/// Turns text written with [`Bytes`] back into bytes: `out` gets runs of
+/// the text's UTF-8, and one byte for each character of the raw range.
+pub fn decode(s: &str, mut out: impl FnMut(&[u8])) {
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        let v = u32::from(c);
+        if (RAW_FIRST..=RAW_LAST).contains(&v) {
+            if start < i {
+                out(&s.as_bytes()[start..i]);
+            }
+            // 0x80..=0xff: the low 7 bits over 0x80.
+            out(&[0x80 | (v - RAW_FIRST) as u8]);
+            start = i + c.len_utf8();
+        }
+    }
+    if start < s.len() {
+        out(&s.as_bytes()[start..]);
+    }
+}
+
+/// Displays bytes for a log or a debug message: valid UTF-8 as it is,
+/// other bytes as `\xNN`.
+pub struct Escaped<'a>(pub &'a [u8]);
+
+impl fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (valid, invalid) in self.0.utf8_chunks_compat() {
+            f.write_str(valid)?;
+            for b in invalid {
+                write!(f, "\\x{b:02x}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `isalpha()` of the kernel's `ctype` (lib/ctype.c), which is Latin-1:
+/// ASCII letters and 0xc0-0xff but 0xd7 and 0xf7.
+pub fn is_alpha(c: u8) -> bool {
+    c.is_ascii_alphabetic() || (c >= 0xc0 && c != 0xd7 && c != 0xf7)
 }
 
 /// A caller's byte buffer written from the front. Writing past the end
@@ -156,9 +264,10 @@ impl<'a> Buf<'a> {
     }
 }
 
+/// Text written with [`Bytes`] is stored as the bytes it stands for.
 impl fmt::Write for Buf<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.put(s.as_bytes());
+        decode(s, |b| self.put(b));
         Ok(())
     }
 }
@@ -166,7 +275,7 @@ impl fmt::Write for Buf<'_> {
 /// `is_good_name()` / `is_good_system_name()` (trace.h:2112-2134): a C
 /// identifier, optionally allowing `-` (group names).
 pub fn is_good_name(name: &[u8], hyphen_ok: bool) -> bool {
-    let ok_first = |c: u8| c.is_ascii_alphabetic() || c == b'_' || (hyphen_ok && c == b'-');
+    let ok_first = |c: u8| is_alpha(c) || c == b'_' || (hyphen_ok && c == b'-');
     match name.split_first() {
         Some((&first, rest)) => {
             ok_first(first) && rest.iter().all(|&c| ok_first(c) || c.is_ascii_digit())
@@ -179,6 +288,34 @@ pub fn is_good_name(name: &[u8], hyphen_ok: bool) -> bool {
 mod tests {
     use super::*;
     use core::fmt::Write;
+
+    #[test]
+    fn bytes_round_trip() {
+        // Latin-1 letters, a lone continuation byte, valid UTF-8, and the
+        // UTF-8 of a character of the raw range itself.
+        let input: &[u8] = b"caf\xe9 \x80 \xc3\xa9 \xef\x9e\x80 end";
+        let text = std::format!("{}", Bytes(input));
+        let mut back = std::vec::Vec::new();
+        decode(&text, |b| back.extend_from_slice(b));
+        assert_eq!(back, input);
+        assert_eq!(std::format!("{}", Escaped(b"a\xe9")), "a\\xe9");
+        // Str and Buf store the bytes themselves.
+        let mut s = Str::<16>::new();
+        assert!(write!(s, "{}", Bytes(b"\xe9t\xe9")).is_ok());
+        assert_eq!(s.as_bytes(), b"\xe9t\xe9");
+        let mut mem = [0u8; 8];
+        let mut buf = Buf::new(&mut mem);
+        let _ = write!(buf, "<{}>", Bytes(b"\xff"));
+        assert_eq!(buf.as_bytes(), b"<\xff>");
+    }
+
+    #[test]
+    fn latin1_ctype() {
+        assert!(is_alpha(b'a') && is_alpha(0xc0) && is_alpha(0xdf) && is_alpha(0xff));
+        assert!(!is_alpha(0xd7) && !is_alpha(0xf7) && !is_alpha(0xa0) && !is_alpha(0xbf));
+        assert!(is_good_name(b"caf\xe9", false));
+        assert!(!is_good_name(b"e\xd7", false));
+    }
 
     #[test]
     fn str_capacity() {

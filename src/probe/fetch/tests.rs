@@ -48,7 +48,10 @@ fn hit(spec: &str, m: &FakeMachine, ip: u64, ret_ip: u64, edata: &[u8]) -> Strin
     };
     let mut s = String::new();
     print_event(&mut s, p.event.as_bytes(), head, &p.args, &buf[..n], m).unwrap();
-    s
+    // The bytes the trace shows (non-UTF-8 ones as `\xNN`, to compare).
+    let mut bytes = Vec::new();
+    crate::probe::text::decode(&s, |b| bytes.extend_from_slice(b));
+    crate::probe::text::Escaped(&bytes).to_string()
 }
 
 #[test]
