@@ -6,8 +6,9 @@
 # tools from: mounted at /host, with the guest's /proc, /sys (tracefs at
 # /sys/kernel/tracing, debugfs at /sys/kernel/debug, whose tracing/ is the
 # same tracefs), /dev, and tmpfs on /tmp and /run. BUILD_DIR and SOURCE_DIR
-# are the kernel's O= directory and source tree (host paths, seen at the
-# same path in the chroot); /tmp/kernel merges their headers for bcc. The
+# are the kernel's O= directory and source tree (host paths), seen in the
+# chroot at /run/kbuild and /run/ksrc; /tmp/kernel merges their headers for
+# bcc. The
 # guest's /rkpe (tests, binaries) appears as /tmp/rkpe.
 #   hostroot.sh BUILD_DIR SOURCE_DIR
 # Then: chroot /host /bin/sh -c '...'
@@ -20,22 +21,31 @@ mount -t sysfs sysfs /host/sys
 mount -t tracefs nodev /host/sys/kernel/tracing
 mount -t debugfs nodev /host/sys/kernel/debug
 mount -t devtmpfs devtmpfs /host/dev
+# The kernel's source and build directories, at fixed paths in the chroot
+# (/run/ksrc, /run/kbuild): they may be under the host's /tmp, which the
+# tmpfs below hides.
+mkdir -p /ksrc /kbuild
+mount -o bind "/host$source" /ksrc
+mount -o bind "/host$build" /kbuild
 mount -t tmpfs tmpfs /host/tmp
 mount -t tmpfs tmpfs /host/run
-mkdir -p /host/tmp/rkpe
+mkdir -p /host/tmp/rkpe /host/run/ksrc /host/run/kbuild
+mount -o bind /ksrc /host/run/ksrc
+mount -o bind /kbuild /host/run/kbuild
 # bcc's headers: BCC_KERNEL_SOURCE=/tmp/kernel names one directory that must
 # hold both the source and the generated headers (bcc knows the split
 # build/source layout only under /lib/modules, which this host lacks): the
 # source tree's entries as links, with the O= directory's generated/ and
 # config/ beside them.
 k=/host/tmp/kernel
+src=/host/run/ksrc
 mkdir -p $k/include $k/arch/x86/include
-for e in "/host$source"/* "/host$source"/include/* "/host$source"/arch/x86/* "/host$source"/arch/x86/include/*; do
-	r=${e#/host$source/}
-	[ -e "$k/$r" ] || ln -s "$source/$r" "$k/$r"
+for e in "$src"/* "$src"/include/* "$src"/arch/x86/* "$src"/arch/x86/include/*; do
+	r=${e#$src/}
+	[ -e "$k/$r" ] || ln -s "/run/ksrc/$r" "$k/$r"
 done
-ln -sfn "$build/include/generated" "$k/include/generated"
-ln -sfn "$build/include/config" "$k/include/config"
-ln -sfn "$build/arch/x86/include/generated" "$k/arch/x86/include/generated"
+ln -sfn /run/kbuild/include/generated "$k/include/generated"
+ln -sfn /run/kbuild/include/config "$k/include/config"
+ln -sfn /run/kbuild/arch/x86/include/generated "$k/arch/x86/include/generated"
 mount -o bind /rkpe /host/tmp/rkpe
-[ -d "/host$build" ] || echo "hostroot: $build not visible in the chroot" >&2
+[ -d /host/run/kbuild/include/generated ] || echo "hostroot: $build not visible in the chroot" >&2
