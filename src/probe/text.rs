@@ -6,6 +6,12 @@
 //! and bounded by the C limits, so they live inline in [`Str`]; text output
 //! goes to a caller's buffer through [`Buf`], which implements
 //! [`core::fmt::Write`] and records an overflow instead of failing halfway.
+//!
+//! Names and strings are bytes (the kernel's `ctype` is Latin-1, and a
+//! string may hold any byte), but [`core::fmt`] carries `&str`: [`Bytes`]
+//! writes the bytes that are not UTF-8 as private-use characters, and
+//! every byte sink turns them back with [`decode`], so the output is byte
+//! for byte what C prints with `%s`.
 
 use core::fmt::{self, Write as _};
 
