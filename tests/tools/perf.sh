@@ -21,9 +21,13 @@ echo "status $?"
 perf script -i task.data -F comm,event,trace 2>&1 | grep -v 'not valid for' | norm
 
 echo "--- perf record -a: $N rounds"
-perf record -q -a -o all.data -e kprobes:rk_getppid -e kprobes:rk_open_ret -- $TRIG $N $D
+# System-wide, so only the trigger's own records are counted (its pid, by
+# a shell that execs it): another process of that name elsewhere in the
+# run must not change the count.
+perf record -q -a -o all.data -e kprobes:rk_getppid -e kprobes:rk_open_ret -- \
+	sh -c 'echo $$ > all.pid; exec "$0" "$@"' $TRIG $N $D
 echo "status $?"
-perf script -i all.data -F comm,event,trace 2>&1 | grep rkpe-trigger | norm | sort | uniq -c
+perf script -i all.data --pid "$(cat all.pid)" -F comm,event,trace 2>&1 | grep rkpe-trigger | norm | sort | uniq -c
 
 echo "--- perf record --filter 'ret < 0': $N rounds"
 perf record -q -o filter.data -e kprobes:rk_open_ret --filter 'ret < 0' -- $TRIG $N $D
