@@ -10,9 +10,11 @@
 cd /sys/kernel/tracing || exit 1
 # "HITS MISSES" of events $1 (in kprobe_profile) and $2 (in
 # rkprobe_profile), read by one process, so that the hits around the reads
-# are the same for both.
+# are the same for both. Into a file, not a pipe, and not inside $(...):
+# no other process (a pipe's reader, the shell reading the substitution)
+# may call read(), which a probe on vfs_read counts, between the two reads.
 counts() {
-	awk -v a="$1" -v b="$2" '$1 == a || $1 == b { print $2, $3 }' kprobe_profile rkprobe_profile | tr '\n' ' '
+	awk -v a="$1" -v b="$2" '$1 == a || $1 == b { print $2, $3 }' kprobe_profile rkprobe_profile > /tmp/counts
 }
 # "profile: HITS MISSES" from the counts before ($1 $2) and after ($3 $4)
 # the trigger: hits while tracing, misses in all.
@@ -36,11 +38,11 @@ while IFS= read -r line; do
 			echo > trace
 			echo "$head:$e $spec" >> $f 2>/dev/null || echo "=== $n $side: rejected"
 			echo 1 > events/$g/enable 2>/dev/null
-			before=$(counts $e $e)
+			counts $e $e; before=$(tr '\n' ' ' < /tmp/counts)
 			echo 1 > tracing_on
 			sh -c "$trigger" > /dev/null 2>&1
 			echo 0 > tracing_on
-			after=$(counts $e $e)
+			counts $e $e; after=$(tr '\n' ' ' < /tmp/counts)
 			echo 0 > events/$g/enable 2>/dev/null
 			echo "=== $n $side $spec"
 			grep -a " $e: " trace | sed "s/.* $e: //" | head -20
@@ -58,11 +60,11 @@ while IFS= read -r line; do
 	echo "p:r$n $spec" >> rkprobe_events 2>/dev/null || echo "=== $n RUST: rejected"
 	echo 1 > events/kprobes/enable 2>/dev/null
 	echo 1 > events/rkprobes/enable 2>/dev/null
-	before=$(counts c$n r$n)
+	counts c$n r$n; before=$(tr '\n' ' ' < /tmp/counts)
 	echo 1 > tracing_on
 	sh -c "$trigger" > /dev/null 2>&1
 	echo 0 > tracing_on
-	after=$(counts c$n r$n)
+	counts c$n r$n; after=$(tr '\n' ' ' < /tmp/counts)
 	echo 0 > events/kprobes/enable 2>/dev/null
 	echo 0 > events/rkprobes/enable 2>/dev/null
 	set -- $before $after
