@@ -36,10 +36,6 @@ pub(crate) fn cstring(bytes: &[u8]) -> Result<CString> {
     Ok(CString::try_from(c)?)
 }
 
-fn c_string(bytes: &[u8]) -> Option<CString> {
-    cstring(bytes).ok()
-}
-
 /// Where the probe language's text output goes: bytes.
 pub(crate) trait PutBytes {
     fn put_bytes(&mut self, bytes: &[u8]);
@@ -108,10 +104,10 @@ impl Env for KernelEnv {
             Some(p) => (Some(&symbol[..p]), &symbol[p + 1..]),
             None => (None, symbol),
         };
-        let name = c_string(name).ok_or(errno::ENOENT)?;
+        let name = cstring(name).map_err(|_| errno::ENOENT)?;
         let n = match module {
             Some(m) => {
-                let m = c_string(m).ok_or(errno::ENOENT)?;
+                let m = cstring(m).map_err(|_| errno::ENOENT)?;
                 let n = kallsyms::count(Some(&m), &name);
                 if n == 0 {
                     return Ok(());
@@ -128,7 +124,7 @@ impl Env for KernelEnv {
     }
 
     fn on_func_entry(&self, symbol: &[u8], offset: u64) -> Result<(), i32> {
-        let s = c_string(symbol).ok_or(errno::ENOENT)?;
+        let s = cstring(symbol).map_err(|_| errno::ENOENT)?;
         kallsyms::on_func_entry(&s, offset as u32).map_err(|e| -e.to_errno())
     }
 
@@ -154,7 +150,7 @@ impl KernelEnv {
 
 /// `kallsyms_lookup_name()` for `@SYM` arguments.
 pub(crate) fn lookup(name: &[u8]) -> u64 {
-    c_string(name).map_or(0, |n| kallsyms::lookup_name(&n) as u64)
+    cstring(name).map_or(0, |n| kallsyms::lookup_name(&n) as u64)
 }
 
 /// The machine at a probe hit.
