@@ -56,6 +56,24 @@ if [ -e "$ROOT/build/ref/bzImage" ]; then
 	step "vm ref: client tools on C" bash "$ROOT/scripts/tools.sh" ref
 fi
 
+# The debug variant: every VM test of `test` again under KASAN, lockdep and
+# the other debug checks (scripts/vm.sh fails a run on any splat and, here, on
+# a kmemleak report naming the module), then stress, fault injection and
+# lockdown, which need this kernel.
+step "build: debug kernel" bash "$ROOT/scripts/kernel.sh" debug
+if [ -e "$ROOT/build/debug/bzImage" ]; then
+	vmdebug() { # name timeout script args...
+		local name=$1 t=$2; shift 2
+		bash "$ROOT/scripts/vm.sh" --timeout "$t" --log "$ROOT/build/results/$name-debug.log" debug -- "sh /rkpe/tests/vm/$*"
+	}
+	step "vm debug: module load/unload, KUnit doctests" vmdebug module_load 600 module_load.sh
+	step "vm debug: own .tc tests" bash "$ROOT/scripts/owntests.sh" debug
+	step "vm debug: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" debug
+	step "vm debug: stress, both CPUs" vmdebug stress 900 stress.sh 60
+	step "vm debug: failslab over create, append, remove, enable" vmdebug failslab 900 failslab.sh
+	step "vm debug: lockdown" vmdebug lockdown 300 lockdown.sh
+fi
+
 [ ${#failures[@]} = 0 ] || printf 'failed: %s\n' "${failures[@]}"
 echo "check: $passed passed, $failed failed"
 [ "$failed" = 0 ]

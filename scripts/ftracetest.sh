@@ -8,13 +8,16 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=${1:?usage: ftracetest.sh test|ref}
+variant=${1:?usage: ftracetest.sh test|ref|debug}
 dirs=(test.d/kprobe test.d/dynevent)
 res=$ROOT/build/results
 mkdir -p "$res"
 log=$res/ftracetest-$variant.log
 load=
-[ "$variant" = test ] && load='modprobe rust_kprobe_events &&'
+# `debug` is `test` with the debug machinery: the same results are expected.
+expect=$variant
+[ "$variant" = debug ] && expect=test
+module_variant "$variant" && load='modprobe rust_kprobe_events &&'
 
 stage "ftracetest ${dirs[*]} on $variant"
 set +e
@@ -28,5 +31,5 @@ done_stage
 # the console do not cut its lines.
 sed -n '/^=== ftracetest output$/,$p' "$log" > "$res/ftracetest-$variant.out"
 python3 "$ROOT/scripts/ftresults.py" --ftrace-dir "$(readlink -f "$ROOT/build/tree")/tools/testing/selftests/ftrace" \
-	--log "$res/ftracetest-$variant.out" --expect "$ROOT/tests/ftracetest-$variant.expect" \
+	--log "$res/ftracetest-$variant.out" --expect "$ROOT/tests/ftracetest-$expect.expect" \
 	--out "$res/ftracetest-$variant.txt" "${dirs[@]}"

@@ -12,6 +12,12 @@ variant=${1:?usage: initramfs.sh test|ref}
 b=$ROOT/build/$variant
 img=$b/initramfs.cpio.gz
 tree=$(readlink -f "$ROOT/build/tree")
+# The guest programs of tests/vm/ (static, so busybox's root runs them).
+mkdir -p "$ROOT/build/bin"
+for c in "$ROOT"/tests/vm/*.c; do
+	bin=$ROOT/build/bin/$(basename "$c" .c)
+	[ "$bin" -nt "$c" ] || gcc -O2 -static -Wall -o "$bin" "$c" || die "cannot build $c"
+done
 inputs=("$b/modroot/" "$ROOT/guest/" "$ROOT/tools/testing/selftests/" "$ROOT/tests/" "$ROOT/build/bin/"
 	"$tree/tools/testing/selftests/ftrace/" /bin/busybox "$0")
 

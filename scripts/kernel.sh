@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build one kernel variant (test or ref) with the module, incrementally, in
+# Build one kernel variant (test, ref or debug) with the module, incrementally, in
 # $CACHE/out-<variant>, and link the artifacts under build/<variant>/:
 #   bzImage, rust_kprobe_events.ko, modroot/ (modules_install output).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=${1:?usage: kernel.sh test|ref}
+variant=${1:?usage: kernel.sh test|ref|debug}
 [ -f "$ROOT/kconfig/$variant.config" ] || die "no kconfig/$variant.config"
 
 bash "$ROOT/scripts/deps.sh"
@@ -21,7 +21,10 @@ mkdir -p "$out"
 jobs=$(( $(nproc) + 1 ))
 kmake() { make -s -C "$tree" O="$out" LLVM=1 -j"$jobs" "$@"; }
 
-frags=("$ROOT/kconfig/base.config" "$ROOT/kconfig/$variant.config")
+frags=("$ROOT/kconfig/base.config")
+# `debug` is `test` plus kconfig/debug.config.
+[ "$variant" = debug ] && frags+=("$ROOT/kconfig/test.config")
+frags+=("$ROOT/kconfig/$variant.config")
 ckey=$( { dpkg-query -W -f='${Version}' linux-source-6.12; cat "${frags[@]}" "$ROOT/Kconfig" "$ROOT"/patches/*.patch; } | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$out/.config-key" 2>/dev/null)" != "$ckey" ] || [ ! -f "$out/.config" ]; then
 	stage "configure $variant"

@@ -19,3 +19,9 @@ die() {
 	echo "error: $*" >&2
 	exit 1
 }
+
+# Whether a variant runs the module as its kprobe_events provider (`test`, and
+# `debug`, which is `test` with the kernel's debug machinery).
+module_variant() {
+	[ "$1" = test ] || [ "$1" = debug ]
+}

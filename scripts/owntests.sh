@@ -3,8 +3,8 @@
 #
 # The project's own ftracetest-format tests
 # (tools/testing/selftests/rust_kprobe_events/*.tc) through the kernel
-# tree's ftracetest. On `test` (the default): all of them, with the module
-# loaded. On `ref`: those marked "# c-too:" run against the C
+# tree's ftracetest. On `test` (the default) and `debug`: all of them, with
+# the module loaded. On `ref`: those marked "# c-too:" run against the C
 # implementation, which shows that they describe C's behaviour. All must
 # pass.
 set -euo pipefail
@@ -14,7 +14,7 @@ res=$ROOT/build/results
 mkdir -p "$res"
 log=$res/owntests-$variant.log
 dir=/rkpe/selftests/rust_kprobe_events
-if [ "$variant" = test ]; then
+if module_variant "$variant"; then
 	what=$dir
 	load='modprobe rust_kprobe_events &&'
 else

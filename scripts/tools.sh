@@ -41,7 +41,7 @@ if [ ! -x "$trig" ] || [ "$dir/trigger.c" -nt "$trig" ]; then
 fi
 
 load=
-[ "$variant" = test ] && load='modprobe rust_kprobe_events || exit 1'
+module_variant "$variant" && load='modprobe rust_kprobe_events || exit 1'
 cmd="$load
 sh /rkpe/guest/hostroot.sh $out $tree || exit 1
 for t in ${names[*]}; do

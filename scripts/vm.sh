@@ -7,8 +7,8 @@
 # --hostroot shares the host's / read-only over virtio-9p (tag "hostroot")
 # and gives the guest 3G: guest/hostroot.sh mounts it for chroot.
 # Streams the serial console. Exit status: the command's, or 124 on timeout,
-# or 125 when the kernel printed an oops, panic, BUG: or WARNING: line (or the
-# guest never reported a result).
+# or 125 when the kernel printed an oops, panic, BUG:, WARNING: or other splat
+# line (or the guest never reported a result).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -36,13 +36,18 @@ qemu=(qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m "$mem" -nographic -no-r
 	-kernel "$b/bzImage" -initrd "$img" "${icount[@]}" "${hostroot[@]}")
 append="console=ttyS0 panic=-1 printk.time=1 quiet loglevel=5"
 # A built-in parameter the kernel crate's module_param doctest reads back.
-[ "$variant" = test ] && append+=" rkpe_doctest.greeting=hello"
+module_variant "$variant" && append+=" rkpe_doctest.greeting=hello"
 
 if [ $shell = 1 ]; then
 	exec "${qemu[@]}" -append "$append rkpe.shell"
 fi
 
-cmd=$(printf '%s' "$*" | base64 -w0)
+cmd=$*
+# On `debug`, a kmemleak report that names the module fails the run.
+[ "$variant" = debug ] && cmd="(
+$cmd
+); rc=\$?; sh /rkpe/guest/kmemleak.sh || rc=1; exit \$rc"
+cmd=$(printf '%s' "$cmd" | base64 -w0)
 [ -n "$log" ] || log=$(mktemp)
 mkdir -p "$(dirname "$log")"
 set +e
@@ -54,9 +59,9 @@ if [ "$qrc" = 124 ]; then
 	echo "vm: timed out after ${timeout}s" >&2
 	exit 124
 fi
-if grep -Eq '^\[ *[0-9]+\.[0-9]+\] (WARNING:|BUG:|Oops|Kernel panic|general protection fault|kernel BUG)' "$log"; then
+if grep -Eq '^\[ *[0-9]+\.[0-9]+\] (WARNING:|BUG:|Oops|Kernel panic|general protection fault|kernel BUG|INFO: trying to register non-static key|UBSAN:)' "$log"; then
 	echo "vm: the kernel reported a problem:" >&2
-	grep -E '^\[ *[0-9]+\.[0-9]+\] (WARNING:|BUG:|Oops|Kernel panic|general protection fault|kernel BUG)' "$log" | head -5 >&2
+	grep -E '^\[ *[0-9]+\.[0-9]+\] (WARNING:|BUG:|Oops|Kernel panic|general protection fault|kernel BUG|INFO: trying to register non-static key|UBSAN:)' "$log" | head -5 >&2
 	exit 125
 fi
 rc=$(sed -n 's/^RKPE-RESULT: \([0-9]*\)$/\1/p' "$log" | tail -1)

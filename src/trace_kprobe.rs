@@ -460,6 +460,8 @@ fn within_notrace_func(addr: usize) -> bool {
 
 /// Registers the kprobe or kretprobe of a probe.
 fn register(shared: &Arc<Shared>) -> Result<Kp> {
+    // __register_trace_kprobe() (trace_kprobe.c:498): lockdown first.
+    kprobes::lockdown_allows()?;
     let spec = &shared.spec;
     let symbol = cstring(spec.symbol.as_bytes())?;
     let (place, addr) = match spec.place {
@@ -518,6 +520,10 @@ impl TraceKprobe {
         }
     }
 }
+
+// The record heads the probe language lays out start with the kernel's
+// `trace_entry`.
+const _: () = assert!(format::KPROBE_HEAD == trace_event::ENTRY_SIZE + 8);
 
 /// One `events/<GRP>/<EVENT>/`.
 struct TraceEvent {
@@ -584,7 +590,7 @@ impl State {
         let Some(i) = self.events.iter().position(|e| Arc::ptr_eq(&e.shared, ev)) else {
             return Ok(());
         };
-        self.events[i].reg.as_mut().remove(lock)?;
+        self.events[i].reg.remove(lock)?;
         self.events.retain(|e| !Arc::ptr_eq(&e.shared, ev));
         Ok(())
     }
@@ -599,7 +605,7 @@ impl State {
                 return Err(EBUSY);
             }
             if let Some(e) = self.events.iter_mut().find(|e| Arc::ptr_eq(&e.shared, &ev)) {
-                e.reg.as_mut().remove(lock).map_err(|_| EBUSY)?;
+                e.reg.remove(lock).map_err(|_| EBUSY)?;
             }
         }
         // Allocates nothing (KVec::retain, patch 0008): the removal cannot

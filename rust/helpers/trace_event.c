@@ -1,6 +1,56 @@
 // SPDX-License-Identifier: GPL-2.0
 
+#include <linux/fs.h>
+#include <linux/kallsyms.h>
+#include <linux/mount.h>
+#include <linux/namei.h>
+#include <linux/security.h>
 #include <linux/trace_events.h>
+
+#include "../../kernel/trace/trace_dynevent.h"
+
+/*
+ * The kernel crate mirrors a few layouts bindgen does not see (the tracing
+ * core's private headers are not in bindings_helper.h). These asserts are the
+ * C half of each check; the Rust half asserts the same numbers on its side
+ * (rust/kernel/trace_event/dyn_event.rs, rust/kernel/kallsyms.rs,
+ * rust/kernel/trace_event.rs), so a change on either side fails the build.
+ */
+static_assert(sizeof(struct dyn_event) == 24);
+static_assert(offsetof(struct dyn_event, ops) == 16);
+static_assert(sizeof(struct dyn_event_operations) == 56);
+static_assert(offsetof(struct dyn_event_operations, create) == 16);
+static_assert(offsetof(struct dyn_event_operations, show) == 24);
+static_assert(offsetof(struct dyn_event_operations, is_busy) == 32);
+static_assert(offsetof(struct dyn_event_operations, free) == 40);
+static_assert(offsetof(struct dyn_event_operations, match) == 48);
+/* kallsyms::SYMBOL_LEN */
+static_assert(KSYM_SYMBOL_LEN <= 768);
+/* trace_event::ENTRY_SIZE, and the record heads the module lays out */
+static_assert(sizeof(struct trace_entry) == 8);
+
+/* TRACE_FUNCTION_TYPE, a pointer-valued macro bindgen cannot evaluate. */
+const char *rust_helper_trace_function_type(void)
+{
+	return TRACE_FUNCTION_TYPE;
+}
+
+/*
+ * The lockdown checks of the C kprobe events: LOCKDOWN_KPROBES before a kprobe
+ * is registered (trace_kprobe.c:498) and LOCKDOWN_TRACEFS when a tracing file
+ * is opened (trace_kprobe.c:1330, trace.c:581). security_locked_down() is an
+ * inline stub without CONFIG_SECURITY, and its reasons are not visible to
+ * bindgen, hence one helper per reason.
+ */
+int rust_helper_security_locked_down_kprobes(void)
+{
+	return security_locked_down(LOCKDOWN_KPROBES);
+}
+
+int rust_helper_security_locked_down_tracefs(void)
+{
+	return security_locked_down(LOCKDOWN_TRACEFS);
+}
 
 #ifdef CONFIG_PERF_EVENTS
 /*
@@ -25,3 +75,45 @@ unsigned int rust_helper_trace_event_call_bpf(struct trace_event_call *call, voi
 	return trace_call_bpf(call, ctx);
 }
 #endif
+
+void rust_helper_inode_lock(struct inode *inode)
+{
+	inode_lock(inode);
+}
+
+void rust_helper_inode_unlock(struct inode *inode)
+{
+	inode_unlock(inode);
+}
+
+/*
+ * For the kernel crate's tracefs doctests, which run at boot before user
+ * space mounts tracefs: opens the file @name at the tracefs root as a user's
+ * open() would (through the file operations), on an internal mount.
+ */
+struct file *rust_helper_tracefs_open_root_file_for_test(const char *name, int flags)
+{
+	struct file_system_type *type = get_fs_type("tracefs");
+	struct vfsmount *mnt;
+	struct path path;
+	struct file *f;
+
+	if (!type)
+		return ERR_PTR(-ENODEV);
+	mnt = kern_mount(type);
+	put_filesystem(type);
+	if (IS_ERR(mnt))
+		return ERR_CAST(mnt);
+	path.mnt = mnt;
+	path.dentry = lookup_one_len_unlocked(name, mnt->mnt_root, strlen(name));
+	if (IS_ERR(path.dentry)) {
+		f = ERR_CAST(path.dentry);
+	} else {
+		f = d_really_is_negative(path.dentry) ? ERR_PTR(-ENOENT) :
+			dentry_open(&path, flags, current_cred());
+		dput(path.dentry);
+	}
+	/* An open file holds its own reference to the mount. */
+	kern_unmount(mnt);
+	return f;
+}

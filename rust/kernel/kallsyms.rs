@@ -49,7 +49,9 @@
 use crate::{bindings, error::Result, prelude::*, str::CStr};
 use core::ffi::c_void;
 
-/// Room for the text of [`sprint_symbol`] (`KSYM_SYMBOL_LEN`, rounded up).
+/// Room for the text of [`sprint_symbol`] (`KSYM_SYMBOL_LEN`, rounded up;
+/// bindgen cannot evaluate that macro, and rust/helpers/trace_event.c asserts
+/// at build time that it fits).
 pub const SYMBOL_LEN: usize = 768;
 
 /// `offsetof(struct dentry, d_name.name)`, for `%pd`.

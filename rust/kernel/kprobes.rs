@@ -569,6 +569,25 @@ unsafe extern "C" fn ret_handler_callback<T: RetHandler>(
     0
 }
 
+/// Whether kernel lockdown allows kprobes now: `Err(EPERM)` once the kernel is
+/// locked down for confidentiality (`LOCKDOWN_KPROBES`), `Ok` otherwise.
+///
+/// [`Registration::new`] does not check it: a user of kprobes on behalf of
+/// user space (as kprobe events are) checks it first, where C does
+/// (`__register_trace_kprobe()`, trace_kprobe.c:498), so that its other
+/// answers keep C's order.
+///
+/// # Examples
+///
+/// ```
+/// // The doctests run before anything could lock the kernel down.
+/// assert!(kernel::kprobes::lockdown_allows().is_ok());
+/// ```
+pub fn lockdown_allows() -> Result {
+    // SAFETY: no preconditions.
+    to_result(unsafe { bindings::security_locked_down_kprobes() })
+}
+
 /// The current CPU's number. In a probe handler (preemption off) it is
 /// stable.
 pub fn processor_id() -> usize {

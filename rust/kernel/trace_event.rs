@@ -32,7 +32,7 @@ use core::{
     fmt,
     marker::PhantomPinned,
     ptr,
-    sync::atomic::{AtomicPtr, AtomicUsize, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering},
 };
 
 /// One field of an event's records, after the common ones.
@@ -409,7 +409,7 @@ pub const MAX_INSTANCES: usize = 16;
 /// });
 /// assert_eq!(reg.data().written.load(Ordering::Relaxed), 1);
 /// // Enabled, it cannot be removed.
-/// assert_eq!(reg.as_mut().remove(&lock_events()), Err(EBUSY));
+/// assert_eq!(reg.remove(&lock_events()), Err(EBUSY));
 /// set_enabled(sys, name, false)?;
 /// assert!(reg.data().files.is_empty());
 /// let lock = lock_events();
@@ -751,6 +751,14 @@ impl PerfSlot {
 
 /// A dynamic trace event.
 ///
+/// [`Registration::remove`] removes it, or answers `EBUSY` while it is in use
+/// (enabled in an instance, open by perf, referenced by a trigger or a
+/// [`trace_get_event_file()`] holder). Dropping a registration that is still
+/// registered removes it, and waits for such users to let go first: the
+/// tracing core points into the registration until then.
+///
+/// [`trace_get_event_file()`]: srctree/kernel/trace/trace_events.c
+///
 /// # Examples
 ///
 /// ```
@@ -804,34 +812,66 @@ impl PerfSlot {
 ///     kernel::bindings::trace_get_event_file(core::ptr::null(), sys.as_char_ptr(), name.as_char_ptr())
 /// };
 /// assert!(kernel::error::from_err_ptr(file).is_ok());
-/// assert_eq!(ev.as_mut().remove(&lock_events()), Err(EBUSY));
+/// assert_eq!(ev.remove(&lock_events()), Err(EBUSY));
 /// // SAFETY: taken above.
 /// unsafe { kernel::bindings::trace_put_event_file(file) };
-/// ev.as_mut().remove(&lock_events())?;
+/// ev.remove(&lock_events())?;
 /// // Once removed, the name is free again; dropping it removes it.
 /// let again = new("rkpe_doctest", "ev")?;
 /// drop(again);
 /// assert!(new("rkpe_doctest", "ev").is_ok());
+///
+/// // Dropping an event still in use waits until its users let go, rather
+/// // than free what the tracing core points to: here a work item lets go
+/// // of its reference 50 ms later.
+/// use core::sync::atomic::{AtomicBool, Ordering};
+/// let held = new("rkpe_doctest", "held")?;
+/// let name = kernel::c_str!("held");
+/// // SAFETY: as above.
+/// let file = unsafe {
+///     kernel::bindings::trace_get_event_file(core::ptr::null(), sys.as_char_ptr(), name.as_char_ptr())
+/// };
+/// assert!(kernel::error::from_err_ptr(file).is_ok());
+/// let released = kernel::sync::Arc::new(AtomicBool::new(false), GFP_KERNEL)?;
+/// let (flag, file) = (released.clone(), file as usize);
+/// kernel::workqueue::system().try_spawn(GFP_KERNEL, move || {
+///     // SAFETY: no preconditions.
+///     unsafe { kernel::bindings::msleep(50) };
+///     flag.store(true, Ordering::SeqCst);
+///     // SAFETY: the reference taken above, given to this work item.
+///     unsafe { kernel::bindings::trace_put_event_file(file as *mut _) };
+/// })?;
+/// drop(held);
+/// assert!(released.load(Ordering::SeqCst));
+/// assert!(new("rkpe_doctest", "held").is_ok());
 /// # Ok::<(), Error>(())
 /// ```
 ///
 /// # Invariants
 ///
-/// Until [`Registration::remove`] succeeds, `call` is registered with the
-/// tracing core, with `class`, `funcs`, `fields` and the strings (all in
-/// this pinned struct) reachable from it, and `data` as the `T` its
-/// callbacks find through `container_of!`.
+/// Until `removed` is set (by [`Registration::remove`] or the drop), `call`
+/// is registered with the tracing core, with `class`, `funcs`, `fields` and
+/// the strings (all in this pinned struct) reachable from it, and `data` as
+/// the `T` its callbacks find through `container_of!`. The tracing core
+/// links and writes the C structs (lists, flags, the event type id,
+/// reference counts) whenever it likes: they are only reached through raw
+/// pointers ([`Opaque`]), and no `&mut Self` is made while registered.
 #[pin_data(PinnedDrop)]
 pub struct Registration<T: Event> {
     data: T,
     system: CString,
     name: CString,
     print_fmt: CString,
-    removed: bool,
-    fields: [bindings::trace_event_fields; 2],
-    funcs: bindings::trace_event_functions,
-    class: bindings::trace_event_class,
-    call: bindings::trace_event_call,
+    /// Written with `event_mutex` held.
+    removed: AtomicBool,
+    #[pin]
+    fields: Opaque<[bindings::trace_event_fields; 2]>,
+    #[pin]
+    funcs: Opaque<bindings::trace_event_functions>,
+    #[pin]
+    class: Opaque<bindings::trace_event_class>,
+    #[pin]
+    call: Opaque<bindings::trace_event_call>,
     #[pin]
     _pin: PhantomPinned,
 }
@@ -841,8 +881,10 @@ unsafe impl<T: Event> Sync for Registration<T> {}
 // SAFETY: the registration can be removed from any thread.
 unsafe impl<T: Event + Send> Send for Registration<T> {}
 
-/// `TRACE_FUNCTION_TYPE`: `fields_array` entry with a `define_fields`.
-const TRACE_FUNCTION_TYPE: *const u8 = usize::MAX as *const u8;
+/// Size of the `trace_entry` header every record starts with (the common
+/// fields of the `format` file). rust/helpers/trace_event.c asserts the same.
+pub const ENTRY_SIZE: usize = core::mem::size_of::<bindings::trace_entry>();
+const _: () = assert!(ENTRY_SIZE == 8);
 
 impl<T: Event> Registration<T> {
     /// Creates `events/<system>/<name>/`, owned by `module`, with
@@ -872,17 +914,20 @@ impl<T: Event> Registration<T> {
                 ptr::addr_of_mut!((*slot).system).write(system);
                 ptr::addr_of_mut!((*slot).name).write(name);
                 ptr::addr_of_mut!((*slot).print_fmt).write(print_fmt);
-                ptr::addr_of_mut!((*slot).removed).write(false);
+                ptr::addr_of_mut!((*slot).removed).write(AtomicBool::new(false));
                 ptr::addr_of_mut!((*slot)._pin).write(PhantomPinned);
-                let fields = ptr::addr_of_mut!((*slot).fields);
-                let funcs = ptr::addr_of_mut!((*slot).funcs);
-                let class = ptr::addr_of_mut!((*slot).class);
-                let call = ptr::addr_of_mut!((*slot).call);
+                // `Opaque<T>` is `repr(transparent)`: its raw pointer is the
+                // `T`'s.
+                let fields = Opaque::raw_get(ptr::addr_of!((*slot).fields));
+                let funcs = Opaque::raw_get(ptr::addr_of!((*slot).funcs));
+                let class = Opaque::raw_get(ptr::addr_of!((*slot).class));
+                let call = Opaque::raw_get(ptr::addr_of!((*slot).call));
                 ptr::write_bytes(fields, 0, 1);
                 ptr::write_bytes(funcs, 0, 1);
                 ptr::write_bytes(class, 0, 1);
                 ptr::write_bytes(call, 0, 1);
-                (*fields)[0].type_ = TRACE_FUNCTION_TYPE;
+                // `TRACE_FUNCTION_TYPE`: an entry with a `define_fields`.
+                (*fields)[0].type_ = bindings::trace_function_type();
                 (*fields)[0].__bindgen_anon_1.define_fields = Some(Self::define_fields);
                 (*funcs).trace = Some(Self::print);
                 (*class).system = (*slot).system.as_char_ptr();
@@ -919,7 +964,9 @@ impl<T: Event> Registration<T> {
 
     /// The event type id (the `id` file).
     pub fn id(&self) -> u32 {
-        self.call.event.type_ as u32
+        // SAFETY: `call` is valid (type invariant); the id is written once,
+        // when the event is registered, before `new` returns.
+        unsafe { (*self.call.get()).event.type_ as u32 }
     }
 
     /// Removes the event from every instance, with `event_mutex` held.
@@ -929,14 +976,13 @@ impl<T: Event> Registration<T> {
     /// # Errors
     ///
     /// `EBUSY` while it is enabled somewhere or in use (then it stays).
-    pub fn remove(self: Pin<&mut Self>, lock: &EventLock) -> Result {
-        // SAFETY: only `removed` changes; nothing is moved.
-        let this = unsafe { self.get_unchecked_mut() };
-        if this.removed {
+    pub fn remove(&self, lock: &EventLock) -> Result {
+        // `removed` only changes with `event_mutex` held (`lock`).
+        if self.removed.load(Ordering::Relaxed) {
             return Ok(());
         }
-        remove_event_call(lock, &mut this.call)?;
-        this.removed = true;
+        remove_event_call(lock, self.call.get())?;
+        self.removed.store(true, Ordering::Relaxed);
         Ok(())
     }
 
@@ -1039,14 +1085,32 @@ impl<T: Event> Registration<T> {
 #[pinned_drop]
 impl<T: Event> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: nothing is moved.
-        let this = unsafe { self.get_unchecked_mut() };
-        // Dropping a registration that was not removed takes `event_mutex`:
-        // whoever holds it removes first.
-        if !this.removed && remove_event_call(&lock_events(), &mut this.call).is_err() {
-            // The owner must remove a busy event (and keep its module
-            // pinned) before dropping it.
-            crate::pr_warn!("trace_event: dropping a busy event\n");
+        let this = &*self;
+        // The tracing core points into this struct until the event is
+        // removed, and a busy event (enabled, open by perf, referenced by a
+        // trigger or a `trace_get_event_file()` holder) cannot be removed:
+        // wait until its users let go rather than free it under them. The
+        // owner removes events before dropping them where it can answer
+        // `EBUSY` instead; this wait is for the paths that cannot (a module
+        // init that fails after its events could be used). Dropping takes
+        // `event_mutex`, so whoever holds it must remove first.
+        // A removed event is dropped with `event_mutex` held, as often as not.
+        if this.removed.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut warned = false;
+        loop {
+            let lock = lock_events();
+            if remove_event_call(&lock, this.call.get()).is_ok() {
+                break;
+            }
+            drop(lock);
+            if !warned {
+                crate::pr_warn!("trace_event: waiting for the users of a busy event to let go\n");
+                warned = true;
+            }
+            // SAFETY: no preconditions; `event_mutex` is not held here.
+            unsafe { bindings::msleep(10) };
         }
     }
 }

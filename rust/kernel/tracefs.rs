@@ -25,7 +25,13 @@ use crate::{
     uaccess::UserPtr,
     ThisModule,
 };
-use core::{ffi::c_void, fmt, marker::PhantomData, marker::PhantomPinned, ptr};
+use core::{
+    ffi::c_void,
+    fmt,
+    marker::{PhantomData, PhantomPinned},
+    ptr,
+    sync::atomic::{AtomicUsize, Ordering},
+};
 
 /// A `seq_file` being filled by [`Operations::show`].
 ///
@@ -65,6 +71,7 @@ impl fmt::Write for SeqFile {
 #[vtable]
 pub trait Operations: Sync + Sized {
     /// A file is opened; `truncate` when opened for writing with `O_TRUNC`.
+    /// Not called when kernel lockdown refuses tracing files (`EPERM`).
     /// An error fails the `open()`.
     fn open(&self, _truncate: bool) -> Result {
         Ok(())
@@ -81,6 +88,14 @@ pub trait Operations: Sync + Sized {
 }
 
 /// A tracefs file at the root of tracefs.
+///
+/// Its file operations are the kernel crate's own (built in, never unloaded);
+/// they reach the [`Operations`] through the inode while the `File` exists.
+/// An open file keeps the `File`'s data and the module of `T` (given to
+/// [`File::new`]) alive: dropping a `File` removes it from tracefs, so that no
+/// new open finds it, then waits until the files open on it are closed.
+/// (The module cannot be unloaded while its files are open, so in a module's
+/// exit that wait is over at once.)
 ///
 /// # Examples
 ///
@@ -106,32 +121,76 @@ pub trait Operations: Sync + Sized {
 /// assert_eq!(dup.err(), Some(ENODEV));
 /// drop(f);
 /// let again = KBox::pin_init(tracefs::File::new(name, 0o440, &BUILTIN, Hello), GFP_KERNEL)?;
+///
+/// // A file open when the `File` is dropped stays readable: dropping waits
+/// // until it is closed (here by a work item, 50 ms later).
+/// use core::sync::atomic::{AtomicUsize, Ordering};
+/// // SAFETY: a NUL-terminated name; O_RDONLY.
+/// let file = unsafe { kernel::bindings::tracefs_open_root_file_for_test(name.as_char_ptr(), 0) };
+/// assert!(kernel::error::from_err_ptr(file).is_ok());
+/// let read = kernel::sync::Arc::new(AtomicUsize::new(0), GFP_KERNEL)?;
+/// let (got, file) = (read.clone(), file as usize);
+/// kernel::workqueue::system().try_spawn(GFP_KERNEL, move || {
+///     let mut buf = [0u8; 16];
+///     let mut pos = 0;
+///     // SAFETY: no preconditions.
+///     unsafe { kernel::bindings::msleep(50) };
+///     // SAFETY: the open file given to this work item, closed here.
+///     let n = unsafe {
+///         let f = file as *mut kernel::bindings::file;
+///         let n = kernel::bindings::kernel_read(f, buf.as_mut_ptr().cast(), buf.len(), &mut pos);
+///         kernel::bindings::fput(f);
+///         n
+///     };
+///     got.store(if &buf[..n.max(0) as usize] == b"hello\n" { 1 } else { 2 }, Ordering::SeqCst);
+/// })?;
 /// drop(again);
+/// assert_eq!(read.load(Ordering::SeqCst), 1);
 /// # Ok::<(), Error>(())
 /// ```
 ///
 /// # Invariants
 ///
-/// `dentry` is the file created for `data`, with `data` as its inode's
-/// private pointer and `fops` (`Adapter::<T>::FOPS` owned by the module
-/// that made it, so that an open file pins the module) as operations,
-/// until drop.
+/// `dentry` is the file's until the drop removes it. From creation until the
+/// drop clears it (under the inode lock), the inode's private pointer is
+/// `shared`, whose `data` is `self.data`; `inode`
+/// holds a reference to the file's inode until the drop. `shared.opens`
+/// counts the opens that found `shared` and have not been released; each
+/// holds a reference to `shared.module`.
 #[pin_data(PinnedDrop)]
 pub struct File<T: Operations> {
     data: T,
-    fops: bindings::file_operations,
+    shared: Shared,
     dentry: *mut bindings::dentry,
+    inode: *mut bindings::inode,
     #[pin]
     _pin: PhantomPinned,
 }
 
-// SAFETY: `T: Sync`; the dentry pointer is only used to remove the file.
+// SAFETY: `T: Sync`; the inode pointer is only used to remove the file.
 unsafe impl<T: Operations> Sync for File<T> {}
 // SAFETY: the file can be removed from any thread.
 unsafe impl<T: Operations + Send> Send for File<T> {}
 
+/// What the kernel crate's file operations find through the inode and the
+/// open file: the `T`, its callbacks, its module, and the count of opens.
+struct Shared {
+    data: *const c_void,
+    vtable: &'static VTable,
+    module: *mut bindings::module,
+    opens: AtomicUsize,
+}
+
+/// `T`'s side of the file operations, monomorphised in `T`'s crate.
+struct VTable {
+    /// `T::open`, then `single_open()` with `show`.
+    open: unsafe fn(*const Shared, *mut bindings::file) -> Result,
+    write: unsafe fn(*const Shared, UserPtr, usize) -> Result<usize>,
+}
+
 impl<T: Operations> File<T> {
-    /// Creates file `name` with permissions `mode` (e.g. `0o640`).
+    /// Creates file `name` with permissions `mode` (e.g. `0o640`); an open
+    /// file holds a reference to `module`, the module of `T`.
     ///
     /// # Errors
     ///
@@ -143,22 +202,26 @@ impl<T: Operations> File<T> {
         module: &'static ThisModule,
         data: T,
     ) -> impl PinInit<Self, Error> {
-        // SAFETY: the closure initialises every field, `data` and `fops`
-        // before the file that exposes them; on error nothing refers to the
-        // slot.
+        // SAFETY: the closure initialises `data` and `shared` before the file
+        // that exposes them, and every other field after; on error nothing
+        // refers to the slot.
         unsafe {
             init::pin_init_from_closure(move |slot: *mut Self| {
                 ptr::addr_of_mut!((*slot).data).write(data);
                 ptr::addr_of_mut!((*slot)._pin).write(PhantomPinned);
-                let fops = ptr::addr_of_mut!((*slot).fops);
-                fops.write(bindings::file_operations {
-                    owner: module.as_ptr(),
-                    ..Adapter::<T>::FOPS
+                let shared = ptr::addr_of_mut!((*slot).shared);
+                shared.write(Shared {
+                    data: ptr::addr_of!((*slot).data).cast(),
+                    vtable: &Adapter::<T>::VTABLE,
+                    module: module.as_ptr(),
+                    opens: AtomicUsize::new(0),
                 });
-                let private = ptr::addr_of_mut!((*slot).data).cast::<c_void>();
-                match create_file(name, mode, private, fops) {
-                    Ok(dentry) => {
+                let fops = if T::HAS_WRITE { &FOPS_RW.0 } else { &FOPS_RO.0 };
+                match create_file(name, mode, shared.cast(), fops) {
+                    Ok((dentry, inode)) => {
+                        // INVARIANT: the inode's private pointer is `shared`.
                         ptr::addr_of_mut!((*slot).dentry).write(dentry);
+                        ptr::addr_of_mut!((*slot).inode).write(inode);
                         Ok(())
                     }
                     Err(e) => {
@@ -179,24 +242,58 @@ impl<T: Operations> File<T> {
 #[pinned_drop]
 impl<T: Operations> PinnedDrop for File<T> {
     fn drop(self: Pin<&mut Self>) {
-        // INVARIANT: after this no open of the file can reach `data`; opens
-        // in progress hold a reference to the dentry and are waited for by
-        // the VFS before the inode goes away.
-        remove_file(self.dentry);
+        // SAFETY: the file's dentry and referenced inode, and its `Shared`
+        // (type invariant); not used after.
+        unsafe { remove_file(self.dentry, self.inode, &self.shared) };
     }
 }
 
-/// `tracefs_create_file()` at the tracefs root. A plain kernel-crate
-/// function: the C function is not exported to modules.
+/// Removes a `File`'s file and waits until nothing reaches `shared`. Not
+/// generic: `tracefs_remove()` is not exported to modules.
+///
+/// # Safety
+///
+/// `dentry`, `inode` and `shared` are a `File`'s, which is being dropped.
+#[inline(never)]
+unsafe fn remove_file(dentry: *mut bindings::dentry, inode: *mut bindings::inode, shared: &Shared) {
+    // SAFETY: `dentry` is the file's (by the caller's guarantee).
+    unsafe { bindings::tracefs_remove(dentry) };
+    // INVARIANT: after this no open can find `shared`: an open that looked
+    // the file up before the removal takes the inode lock and finds the
+    // private pointer cleared.
+    // SAFETY: `inode` is referenced until the `iput()` below.
+    unsafe {
+        bindings::inode_lock(inode);
+        (*inode).i_private = ptr::null_mut();
+        bindings::inode_unlock(inode);
+    }
+    // The files open now (and opens that found `shared` before) use
+    // `shared` and the data until their release.
+    let mut warned = false;
+    while shared.opens.load(Ordering::Acquire) != 0 {
+        if !warned {
+            crate::pr_warn!("tracefs: waiting for the open files of a removed file\n");
+            warned = true;
+        }
+        // SAFETY: no preconditions.
+        unsafe { bindings::msleep(10) };
+    }
+    // SAFETY: the reference taken by `create_file()`.
+    unsafe { bindings::iput(inode) };
+}
+
+/// `tracefs_create_file()` at the tracefs root, and a reference to the new
+/// file's inode. A plain kernel-crate function: the C function is not
+/// exported to modules.
 #[inline(never)]
 fn create_file(
     name: &CStr,
     mode: u16,
     data: *mut c_void,
-    fops: *const bindings::file_operations,
-) -> Result<*mut bindings::dentry> {
-    // SAFETY: `name` is NUL-terminated; `fops` and `data` stay valid until
-    // `remove_file()` (the caller's invariant).
+    fops: &'static bindings::file_operations,
+) -> Result<(*mut bindings::dentry, *mut bindings::inode)> {
+    // SAFETY: `name` is NUL-terminated; `data` stays valid until the caller
+    // clears the inode's private pointer.
     let d = unsafe {
         bindings::tracefs_create_file(name.as_char_ptr(), mode, ptr::null_mut(), data, fops)
     };
@@ -210,56 +307,161 @@ fn create_file(
             unsafe { bindings::PTR_ERR(d.cast()) } as i32
         ));
     }
-    Ok(d)
+    // SAFETY: `d` is a positive dentry tracefs just made; `igrab()` cannot
+    // fail on an inode that is not being freed.
+    let inode = unsafe { bindings::igrab((*d).d_inode) };
+    if inode.is_null() {
+        // SAFETY: made above.
+        unsafe { bindings::tracefs_remove(d) };
+        return Err(ENODEV);
+    }
+    Ok((d, inode))
 }
 
-/// `tracefs_remove()`.
-#[inline(never)]
-fn remove_file(dentry: *mut bindings::dentry) {
-    // SAFETY: `dentry` was returned by `tracefs_create_file()`.
-    unsafe { bindings::tracefs_remove(dentry) };
+/// The kernel crate's file operations of a [`File`]. No owner: an open
+/// takes a reference to the `File`'s module itself.
+struct Fops(bindings::file_operations);
+
+// SAFETY: constant function pointers, shared read-only with the VFS.
+unsafe impl Sync for Fops {}
+
+const fn fops(write: bool) -> Fops {
+    Fops(bindings::file_operations {
+        owner: ptr::null_mut(),
+        open: Some(open),
+        // `read_iter` rather than `read`, so that kernel_read() works too.
+        read_iter: Some(bindings::seq_read_iter),
+        write: if write { Some(self::write) } else { None },
+        llseek: Some(bindings::seq_lseek),
+        release: Some(release),
+        // SAFETY: all-zero is a valid `file_operations` (every op absent).
+        ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
+    })
+}
+
+/// For files without a write operation (`write()` answers `EINVAL`, as
+/// for a `seq_file` without one).
+static FOPS_RO: Fops = fops(false);
+static FOPS_RW: Fops = fops(true);
+
+/// # Safety
+///
+/// Called by the VFS with a valid inode of a file made by a `File`.
+unsafe extern "C" fn open(inode: *mut bindings::inode, file: *mut bindings::file) -> core::ffi::c_int {
+    from_result(|| {
+        // Every tracing file refuses opens once the kernel is locked down
+        // for confidentiality (`tracing_check_open_get_tr()`, trace.c:581;
+        // `probes_open()`, trace_kprobe.c:1330), before any other effect.
+        // SAFETY: no preconditions.
+        to_result(unsafe { bindings::security_locked_down_tracefs() })?;
+        // SAFETY: `inode` is valid during open. Under its lock the private
+        // pointer is the `Shared` of a live `File`, or null once the `File`
+        // is being dropped (`File`'s invariant).
+        let shared = unsafe {
+            bindings::inode_lock(inode);
+            let shared = (*inode).i_private.cast::<Shared>().cast_const();
+            let taken = !shared.is_null() && bindings::try_module_get((*shared).module);
+            if taken {
+                // The `File` waits for this count before it goes.
+                (*shared).opens.fetch_add(1, Ordering::Relaxed);
+            }
+            bindings::inode_unlock(inode);
+            if !taken {
+                return Err(ENODEV);
+            }
+            shared
+        };
+        // SAFETY: `shared` stays valid until `put()` (counted above).
+        let r = unsafe { ((*shared).vtable.open)(shared, file) };
+        if r.is_err() {
+            // SAFETY: counted above; not used after.
+            unsafe { put(shared) };
+        }
+        r.map(|()| 0)
+    })
+}
+
+/// Ends a counted open of `shared`.
+///
+/// # Safety
+///
+/// `shared` was counted by `open()`; it may be freed once this returns.
+unsafe fn put(shared: *const Shared) {
+    // SAFETY: valid until the count drops (by the caller's guarantee).
+    let module = unsafe { (*shared).module };
+    // SAFETY: as above; after this, `shared` is not used.
+    unsafe { (*shared).opens.fetch_sub(1, Ordering::Release) };
+    // SAFETY: the reference `open()` took. This function is built-in code,
+    // so returning from it after the module went is fine.
+    unsafe { bindings::module_put(module) };
+}
+
+/// The `Shared` of an open file.
+///
+/// # Safety
+///
+/// `file` is a file opened by `open()`, not yet released.
+unsafe fn shared_of(file: *mut bindings::file) -> *const Shared {
+    // SAFETY: `open` made `private_data` a `seq_file` whose private pointer
+    // is the `Shared`.
+    unsafe { (*(*file).private_data.cast::<bindings::seq_file>()).private.cast::<Shared>() }
+}
+
+/// # Safety
+///
+/// Called by the VFS with a file opened by `open()`.
+unsafe extern "C" fn release(inode: *mut bindings::inode, file: *mut bindings::file) -> core::ffi::c_int {
+    // SAFETY: by the VFS's guarantee.
+    let shared = unsafe { shared_of(file) };
+    // SAFETY: as above.
+    unsafe { bindings::single_release(inode, file) };
+    // SAFETY: counted by `open()`; not used after.
+    unsafe { put(shared) };
+    0
+}
+
+/// # Safety
+///
+/// Called by the VFS with a file opened by `open()`.
+unsafe extern "C" fn write(
+    file: *mut bindings::file,
+    buf: *const u8,
+    len: usize,
+    _ppos: *mut bindings::loff_t,
+) -> isize {
+    // SAFETY: by the VFS's guarantee; the open counts `shared`.
+    let r = unsafe {
+        let shared = shared_of(file);
+        ((*shared).vtable.write)(shared, buf as UserPtr, len)
+    };
+    match r {
+        Ok(n) => n as isize,
+        Err(e) => e.to_errno() as isize,
+    }
 }
 
 struct Adapter<T: Operations>(PhantomData<T>);
 
 impl<T: Operations> Adapter<T> {
-    const FOPS: bindings::file_operations = bindings::file_operations {
-        owner: ptr::null_mut(),
-        open: Some(Self::open),
-        read: Some(bindings::seq_read),
-        write: if T::HAS_WRITE {
-            Some(Self::write)
-        } else {
-            None
-        },
-        llseek: Some(bindings::seq_lseek),
-        release: Some(bindings::single_release),
-        // SAFETY: all-zero is a valid `file_operations` (every op absent).
-        ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
+    const VTABLE: VTable = VTable {
+        open: Self::open,
+        write: Self::write,
     };
 
     /// # Safety
     ///
-    /// Called by the VFS with a valid inode of a file made by `File<T>`.
-    unsafe extern "C" fn open(
-        inode: *mut bindings::inode,
-        file: *mut bindings::file,
-    ) -> core::ffi::c_int {
-        from_result(|| {
-            // SAFETY: the inode's private data is the `T` of the `File<T>`
-            // (type invariant), alive while the file exists.
-            let data = unsafe { (*inode).i_private };
-            // SAFETY: `file` is valid during open.
-            let (mode, flags) = unsafe { ((*file).f_mode, (*file).f_flags) };
-            let truncate = mode & bindings::FMODE_WRITE != 0 && flags & bindings::O_TRUNC != 0;
-            // SAFETY: see above.
-            let t = unsafe { &*data.cast::<T>() };
-            t.open(truncate)?;
-            // SAFETY: `file` is valid; `show` gets `data` back as
-            // `seq_file::private`.
-            to_result(unsafe { bindings::single_open(file, Some(Self::show), data) })?;
-            Ok(0)
-        })
+    /// `shared` is the counted `Shared` of a `File<T>`; `file` is being
+    /// opened.
+    unsafe fn open(shared: *const Shared, file: *mut bindings::file) -> Result {
+        // SAFETY: `data` is the `T` of the `File<T>`, alive while counted.
+        let t = unsafe { &*(*shared).data.cast::<T>() };
+        // SAFETY: `file` is valid during open.
+        let (mode, flags) = unsafe { ((*file).f_mode, (*file).f_flags) };
+        let truncate = mode & bindings::FMODE_WRITE != 0 && flags & bindings::O_TRUNC != 0;
+        t.open(truncate)?;
+        // SAFETY: `file` is valid; `show` gets `shared` back as
+        // `seq_file::private`, and `release()` reads it there.
+        to_result(unsafe { bindings::single_open(file, Some(Self::show), shared.cast_mut().cast()) })
     }
 
     /// # Safety
@@ -267,8 +469,8 @@ impl<T: Operations> Adapter<T> {
     /// Called by `seq_read()` with the `seq_file` made by `open`.
     unsafe extern "C" fn show(m: *mut bindings::seq_file, _v: *mut c_void) -> core::ffi::c_int {
         from_result(|| {
-            // SAFETY: `private` is the `T` given to `single_open()`.
-            let t = unsafe { &*(*m).private.cast::<T>() };
+            // SAFETY: `private` is the counted `Shared` of a `File<T>`.
+            let t = unsafe { &*(*(*m).private.cast::<Shared>()).data.cast::<T>() };
             // SAFETY: `m` is valid for the call.
             t.show(unsafe { SeqFile::from_raw(m) })?;
             Ok(0)
@@ -277,24 +479,10 @@ impl<T: Operations> Adapter<T> {
 
     /// # Safety
     ///
-    /// Called by the VFS with a file opened by `open`.
-    unsafe extern "C" fn write(
-        file: *mut bindings::file,
-        buf: *const u8,
-        len: usize,
-        _ppos: *mut bindings::loff_t,
-    ) -> isize {
-        // SAFETY: `open` made `private_data` a `seq_file` whose private
-        // pointer is the `T`.
-        let t = unsafe {
-            &*(*(*file).private_data.cast::<bindings::seq_file>())
-                .private
-                .cast::<T>()
-        };
-        let r = t.write(buf as UserPtr, len);
-        match r {
-            Ok(n) => n as isize,
-            Err(e) => e.to_errno() as isize,
-        }
+    /// `shared` is the counted `Shared` of a `File<T>`.
+    unsafe fn write(shared: *const Shared, buf: UserPtr, len: usize) -> Result<usize> {
+        // SAFETY: `data` is the `T` of the `File<T>`, alive while counted.
+        let t = unsafe { &*(*shared).data.cast::<T>() };
+        t.write(buf, len)
     }
 }

@@ -54,6 +54,17 @@ struct RawEvent {
     ops: *mut Operations,
 }
 
+// The mirrors above against the C layout; the C half of this check is in
+// rust/helpers/trace_event.c (static_assert on the same numbers).
+const _: () = {
+    use core::mem::{offset_of, size_of};
+    assert!(size_of::<RawEvent>() == 24 && offset_of!(RawEvent, ops) == 16);
+    assert!(size_of::<Operations>() == 56);
+    assert!(offset_of!(Operations, create) == 16 && offset_of!(Operations, show) == 24);
+    assert!(offset_of!(Operations, is_busy) == 32 && offset_of!(Operations, free) == 40);
+    assert!(offset_of!(Operations, match_) == 48);
+};
+
 extern "C" {
     fn dyn_event_register(ops: *mut Operations) -> c_int;
     fn dyn_event_unregister(ops: *mut Operations);

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Hostile input in the kernel, C as the oracle (issue #12): the same lines
+# (scripts/hostile-lines.py: the fuzz corpus and deterministic mutations of
+# it) and special cases (megabyte writes, no newline, NUL bytes, a line
+# split over write() calls, lines around the 4096-byte write buffer) are
+# written, one write() each, to kprobe_events and dynamic_events by
+# tests/hostile/hostile.c on the `test` kernel (the module loaded) and on
+# the `ref` kernel (C, no module). Every answer (errno, error_log entry,
+# listing, cleanup) must be the same on both, a sentinel probe must survive
+# every line, the kernel must report no problem, and at least 10,000 lines
+# must be answered.
+#   hostile.sh            # both kernels, then compare
+# HOSTILE_COUNT (lines generated, default 20000) and HOSTILE_LIMIT (lines
+# written, for a quick try) change the size; HOSTILE_WATCHDOG (s, default
+# 600) is how long the guest waits for the program before showing where it
+# is stuck.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+export LC_ALL=C
+t0=$(date +%s)
+res=$ROOT/build/results
+hb=$ROOT/build/hostile
+mkdir -p "$res" "$hb" "$ROOT/build/bin"
+count=${HOSTILE_COUNT:-20000}
+limit=${HOSTILE_LIMIT:-}
+watchdog=${HOSTILE_WATCHDOG:-600}
+
+# The lines and the program reach the guest through build/bin (/rkpe/bin/).
+# Copied only when changed, so that the initramfs is not rebuilt for nothing.
+python3 "$ROOT/scripts/hostile-lines.py" --count "$count" "$hb/lines"
+gcc -O2 -Wall -Wextra -Werror -static -o "$hb/hostile" "$ROOT/tests/hostile/hostile.c"
+cmp -s "$hb/lines" "$ROOT/build/bin/hostile.lines" || cp "$hb/lines" "$ROOT/build/bin/hostile.lines"
+cmp -s "$hb/hostile" "$ROOT/build/bin/hostile" || cp "$hb/hostile" "$ROOT/build/bin/hostile"
+
+fail=0
+for variant in test ref; do
+	log=$res/hostile-$variant.log
+	load=
+	[ "$variant" = test ] && load='modprobe rust_kprobe_events || exit 1;'
+	stage "hostile input on $variant"
+	set +e
+	# A write that never returns would hold the VM until vm.sh's timeout:
+	# after $watchdog s the guest shows where the program is stuck instead.
+	flock /tmp/rkpe-vm.lock bash "$ROOT/scripts/vm.sh" --timeout 1200 --log "$log" "$variant" -- "$load
+		echo '=== HOSTILE RUN'
+		/rkpe/bin/hostile /rkpe/bin/hostile.lines /tmp/h.out $limit & pid=\$!
+		i=0
+		while kill -0 \$pid 2>/dev/null && [ \$i -lt $watchdog ]; do sleep 1; i=\$((i + 1)); done
+		if kill -0 \$pid 2>/dev/null; then
+			echo \"=== HOSTILE HUNG after \$i s, after this answer:\"; tail -n 1 /tmp/h.out | cut -c1-300
+			cat /proc/\$pid/stack; rc=3
+		else
+			wait \$pid; rc=\$?
+		fi
+		echo '=== HOSTILE BEGIN'; gzip -c /tmp/h.out | base64; echo '=== HOSTILE END'
+		exit \$rc" >/dev/null
+	rc=$?
+	set -e
+	done_stage
+	grep -a '^hostile: ' "$log" || true
+	sed -n '/^=== HOSTILE HUNG/,/^=== HOSTILE BEGIN/p' "$log" | sed '$d' | head -30
+	case $rc in
+	0) ;;
+	125) echo "hostile: the $variant kernel reported a problem (see $log)"; fail=1 ;;
+	*) echo "hostile: the run on $variant failed with status $rc (see $log)"; fail=1 ;;
+	esac
+	# A console message can land inside a base64 line: cut it out (base64
+	# has neither '[' nor ' '), the rest of the line follows it.
+	sed -n '/=== HOSTILE BEGIN$/,/^=== HOSTILE END$/p' "$log" | sed '1d;$d' |
+		sed 's/\[ *[0-9]*\.[0-9]*\] .*$//' | base64 -d | gunzip > "$res/hostile-$variant.txt" ||
+		{ echo "hostile: no readable results from $variant (see $log)"; fail=1; }
+	# The guest's clock at its last message: the time in the VM, without
+	# the wait for the lock.
+	up=$(grep -ao '^\[ *[0-9]*\.[0-9]*\]' "$log" | tail -1 | tr -d '[] ')
+	echo "hostile: $variant: ${up%.*}s in the VM, serial log $(du -k "$log" | cut -f1) KiB," \
+		"results $(du -k "$res/hostile-$variant.txt" | cut -f1) KiB"
+done
+
+python3 "$ROOT/tests/hostile/compare.py" --min-lines "$([ -n "$limit" ] && echo 0 || echo 10000)" \
+	--logs "$res/hostile-ref.log" "$res/hostile-test.log" \
+	"$hb/lines" "$res/hostile-ref.txt" "$res/hostile-test.txt" > "$res/hostile-summary.txt" || fail=1
+# The summary; of the table of special cases only the ones that differ.
+sed '/^hostile: special cases/,/^hostile: [0-9]* special answers/{/^hostile: \|DIFFERENT/!d}' "$res/hostile-summary.txt"
+echo "hostile: special cases and full summary in $res/hostile-summary.txt"
+echo "hostile: $(( $(date +%s) - t0 ))s in all"
+exit $fail
