@@ -55,6 +55,9 @@ if [ -e "$ROOT/build/ref/bzImage" ]; then
 	step "vm ref: differential, C vs module on the same specs" bash "$ROOT/scripts/differential.sh"
 	step "vm ref: client tools on C" bash "$ROOT/scripts/tools.sh" ref
 fi
+if [ -e "$ROOT/build/test/bzImage" ] && [ -e "$ROOT/build/ref/bzImage" ]; then
+	step "vm test+ref: 20,000 hostile lines, C as the oracle" bash "$ROOT/scripts/hostile.sh"
+fi
 
 # The debug variant: every VM test of `test` again under KASAN, lockdep and
 # the other debug checks (scripts/vm.sh fails a run on any splat and, here, on

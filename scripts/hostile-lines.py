@@ -238,7 +238,7 @@ def escape(line):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser()
     ap.add_argument("--count", type=int, default=20000)
     ap.add_argument("--seed", type=int, default=12)
     ap.add_argument("out")

@@ -139,6 +139,9 @@ pub(crate) struct ProbeShared {
     nested: AtomicU64,
     addr: AtomicUsize,
     maxactive: AtomicU32,
+    /// An `@SYM` argument was not found when the probe was defined: it
+    /// waits (on a module or an address), and does not register later.
+    unresolved: bool,
     buffers: Arc<HitBuffers>,
 }
 
@@ -462,6 +465,10 @@ fn within_notrace_func(addr: usize) -> bool {
 fn register(shared: &Arc<Shared>) -> Result<Kp> {
     // __register_trace_kprobe() (trace_kprobe.c:498): lockdown first.
     kprobes::lockdown_allows()?;
+    // Then traceprobe_update_arg(): an `@SYM` not found.
+    if shared.unresolved {
+        return Err(ENOENT);
+    }
     let spec = &shared.spec;
     let symbol = cstring(spec.symbol.as_bytes())?;
     let (place, addr) = match spec.place {
@@ -708,8 +715,16 @@ impl Probes {
         if self.group != command::DEFAULT_GROUP && spec.group.as_bytes() == command::DEFAULT_GROUP {
             spec.group = command::Name::from_bytes(self.group).unwrap_or_default();
         }
-        command::resolve_symbols(&mut spec.args.0, &|n| glue::lookup(n))
-            .map_err(|e| Fail::Parse(command::registration_error(e)))?;
+        // traceprobe_update_arg() runs in __register_trace_kprobe(): an
+        // unknown `@SYM` is an ENOENT of the registration, which a probe on
+        // a module not loaded (or on an address) survives as pending
+        // (trace_kprobe.c:616-620).
+        let module_exists = module_exists(&spec);
+        let unresolved = match command::resolve_symbols(&mut spec.args.0, &|n| glue::lookup(n)) {
+            Ok(()) => false,
+            Err(e) if e == crate::probe::error::errno::ENOENT && !module_exists => true,
+            Err(e) => return Err(Fail::Parse(command::registration_error(e))),
+        };
 
         // register_trace_kprobe() runs under event_mutex.
         let lock = lock_events();
@@ -725,8 +740,8 @@ impl Probes {
             None => self.new_event(&lock, &mut state, &spec)?,
         };
 
-        let module_exists = module_exists(&spec);
         let dynamic = spec.args.as_slice().iter().any(|a| a.dynamic);
+        let maxactive = spec.maxactive;
         let shared = Arc::pin_init(
             Entry::new(ProbeShared {
                 spec,
@@ -735,7 +750,10 @@ impl Probes {
                 nhit: AtomicU64::new(0),
                 nested: AtomicU64::new(0),
                 addr: AtomicUsize::new(0),
-                maxactive: AtomicU32::new(0),
+                // What the spec asks for until the kprobe core says (C lists
+                // `rN:` for a pending probe too).
+                maxactive: AtomicU32::new(maxactive),
+                unresolved,
                 buffers: self.buffers.clone(),
             }),
             GFP_KERNEL,

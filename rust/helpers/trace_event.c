@@ -117,3 +117,8 @@ struct file *rust_helper_tracefs_open_root_file_for_test(const char *name, int f
 	kern_unmount(mnt);
 	return f;
 }
+
+void rust_helper_list_move(struct list_head *list, struct list_head *head)
+{
+	list_move(list, head);
+}

@@ -347,7 +347,10 @@ static FOPS_RW: Fops = fops(true);
 /// # Safety
 ///
 /// Called by the VFS with a valid inode of a file made by a `File`.
-unsafe extern "C" fn open(inode: *mut bindings::inode, file: *mut bindings::file) -> core::ffi::c_int {
+unsafe extern "C" fn open(
+    inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> core::ffi::c_int {
     from_result(|| {
         // Every tracing file refuses opens once the kernel is locked down
         // for confidentiality (`tracing_check_open_get_tr()`, trace.c:581;
@@ -404,13 +407,20 @@ unsafe fn put(shared: *const Shared) {
 unsafe fn shared_of(file: *mut bindings::file) -> *const Shared {
     // SAFETY: `open` made `private_data` a `seq_file` whose private pointer
     // is the `Shared`.
-    unsafe { (*(*file).private_data.cast::<bindings::seq_file>()).private.cast::<Shared>() }
+    unsafe {
+        (*(*file).private_data.cast::<bindings::seq_file>())
+            .private
+            .cast::<Shared>()
+    }
 }
 
 /// # Safety
 ///
 /// Called by the VFS with a file opened by `open()`.
-unsafe extern "C" fn release(inode: *mut bindings::inode, file: *mut bindings::file) -> core::ffi::c_int {
+unsafe extern "C" fn release(
+    inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> core::ffi::c_int {
     // SAFETY: by the VFS's guarantee.
     let shared = unsafe { shared_of(file) };
     // SAFETY: as above.
@@ -461,7 +471,9 @@ impl<T: Operations> Adapter<T> {
         t.open(truncate)?;
         // SAFETY: `file` is valid; `show` gets `shared` back as
         // `seq_file::private`, and `release()` reads it there.
-        to_result(unsafe { bindings::single_open(file, Some(Self::show), shared.cast_mut().cast()) })
+        to_result(unsafe {
+            bindings::single_open(file, Some(Self::show), shared.cast_mut().cast())
+        })
     }
 
     /// # Safety

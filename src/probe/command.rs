@@ -33,8 +33,9 @@ pub const DEFAULT_GROUP: &[u8] = b"kprobes";
 /// Longest symbol kept (`KSYM_NAME_LEN` plus a module name and `:`); a
 /// longer one cannot exist.
 pub const MAX_SYMBOL_LEN: usize = 600;
-/// Most whitespace-separated tokens of a line (more is `E2BIG`, as C's
-/// 128-argument limit would be for any line it can parse).
+/// Most whitespace-separated tokens of a line kept. A line with more is
+/// counted, and its head and place parsed as C does before it answers
+/// `E2BIG` for more than 128 arguments.
 pub const MAX_TOKENS: usize = 1024;
 /// Room for `%pd`/`%pD` rewrites (`MAX_DENTRY_ARGS_LEN`).
 pub const MAX_DENTRY_ARGS_LEN: usize = 256;
@@ -77,6 +78,8 @@ pub trait ArgList {
 /// The tokens of one line, with room for rewritten arguments.
 pub struct Tokens {
     len: usize,
+    /// All tokens of the line, kept or not.
+    total: usize,
     /// `(start, end)` in the line, or with [`REWRITTEN`] set in `end`, in
     /// `extra`.
     spans: [(u16, u16); MAX_TOKENS],
@@ -93,6 +96,7 @@ impl Tokens {
     pub const fn new() -> Self {
         Tokens {
             len: 0,
+            total: 0,
             spans: [(0, 0); MAX_TOKENS],
             extra: [0; MAX_DENTRY_ARGS_LEN],
             extra_len: 0,
@@ -100,10 +104,11 @@ impl Tokens {
     }
 
     /// Splits `line` on whitespace (`argv_split()`: `isspace()`, no
-    /// quoting). `Err` if the line has more than [`MAX_TOKENS`] tokens or
-    /// is 64 KiB or longer.
+    /// quoting), keeping the first [`MAX_TOKENS`] and counting the rest.
+    /// `Err` if the line is 64 KiB or longer.
     pub fn split(&mut self, line: &[u8]) -> Result<(), ()> {
         self.len = 0;
+        self.total = 0;
         self.extra_len = 0;
         if line.len() >= usize::from(REWRITTEN) {
             return Err(());
@@ -118,11 +123,18 @@ impl Tokens {
             while i < line.len() && !is_space(line[i]) {
                 i += 1;
             }
-            let slot = self.spans.get_mut(self.len).ok_or(())?;
-            *slot = (start as u16, i as u16);
-            self.len += 1;
+            self.total += 1;
+            if let Some(slot) = self.spans.get_mut(self.len) {
+                *slot = (start as u16, i as u16);
+                self.len += 1;
+            }
         }
         Ok(())
+    }
+
+    /// Number of tokens in the line, including those not kept.
+    pub fn total(&self) -> usize {
+        self.total
     }
 
     /// Number of tokens.
@@ -322,8 +334,8 @@ pub fn parse<A: ArgList>(
         auto_name(&mut event, is_return, &symbol, place, env);
     }
 
-    let nargs = tokens.len() - 2;
-    scan_var_args(line, tokens, nargs, flags)?;
+    let nargs = tokens.total() - 2;
+    scan_var_args(line, tokens, nargs.min(tokens.len() - 2), flags)?;
     if nargs > MAX_TRACE_ARGS {
         return Err(ParseError::silent(errno::E2BIG));
     }

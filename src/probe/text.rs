@@ -19,7 +19,7 @@ use core::fmt::{self, Write as _};
 /// that is not whitespace.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Str<const N: usize> {
-    len: u8,
+    len: u16,
     buf: [u8; N],
 }
 
@@ -41,12 +41,15 @@ impl<const N: usize> Str<N> {
     /// Appends `s`; returns false (and changes nothing) if it does not fit.
     pub fn push(&mut self, s: &[u8]) -> bool {
         let len = usize::from(self.len);
-        let Some(end) = len.checked_add(s.len()).filter(|&e| e <= N && e <= 255) else {
+        let Some(end) = len
+            .checked_add(s.len())
+            .filter(|&e| e <= N && e <= usize::from(u16::MAX))
+        else {
             return false;
         };
         self.buf[len..end].copy_from_slice(s);
-        // INVARIANT: `end <= min(N, 255)`, checked above.
-        self.len = end as u8;
+        // INVARIANT: `end <= min(N, u16::MAX)`, checked above.
+        self.len = end as u16;
         true
     }
 

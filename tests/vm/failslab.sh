@@ -89,7 +89,7 @@ echo "failslab: $total allocations failed in all"
 [ -z "$(cat $KL 2>/dev/null)" ] || { echo "FAILED: kprobes left registered:"; cat $KL; fail=1; }
 rmmod rust_kprobe_events || { echo "FAILED: rmmod"; fail=1; }
 modprobe rust_kprobe_events && echo 'p:fs/again vfs_read' >> $T/kprobe_events && echo 1 > $T/events/fs/again/enable &&
-	cat /proc/version > /dev/null && grep -q 'fs/again' $T/kprobe_profile &&
+	cat /proc/version > /dev/null && grep -q ' again ' $T/kprobe_profile &&
 	echo 0 > $T/events/fs/again/enable && echo > $T/kprobe_events && rmmod rust_kprobe_events ||
 	{ echo "FAILED: the module does not work again after the faults"; fail=1; }
 [ $fail = 0 ] && echo "failslab: ok"

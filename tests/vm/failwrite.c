@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 		fd = open(argv[2], O_WRONLY | O_TRUNC);
 		if (fd < 0)
 			err = errno;
-		injected = get_nth() == 0;
+		injected = n > 0 && get_nth() == 0;
 		set_nth(0);
 		if (fd >= 0)
 			close(fd);
@@ -112,7 +112,7 @@ int main(int argc, char **argv)
 		set_nth(n);
 		if (write(fd, buf, len) < 0)
 			err = errno;
-		injected = get_nth() == 0;
+		injected = n > 0 && get_nth() == 0;
 		set_nth(0);
 		close(fd);
 	}

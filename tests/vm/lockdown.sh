@@ -18,6 +18,7 @@ check() { # description command...
 eperm() { # the command fails, saying "Operation not permitted"
 	! "$@" 2>/tmp/err && grep -q 'Operation not permitted' /tmp/err
 }
+mountpoint -q /sys/kernel/security || mount -t securityfs none /sys/kernel/security
 [ -e $L ] || { echo "FAILED: no $L (SECURITYFS, SECURITY_LOCKDOWN_LSM)"; exit 1; }
 grep -q '\[none\]' $L || { echo "FAILED: the kernel is locked down already: $(cat $L)"; exit 1; }
 modprobe rust_kprobe_events || exit 1

@@ -37,7 +37,7 @@ writer() { # name control-file group
 		e=${w}$((i % 4)) o=${w}$(((i + 1) % 4))
 		echo "$(kind $i):$g/$e $(spec $i)" >> $T/$ctl 2>/dev/null; ops=$((ops + 1))
 		# malformed lines: each must be refused
-		for bad in "$(kind $i):$g/$e vfs_read a=+0(%di" "p:$g/ vfs_read" 'p vfs_read a=%zz' "r:$g/$e vfs_read \$stack99999999999" "p:$g/$e" "-:$g/nonexistent$w"; do
+		for bad in "$(kind $i):$g/$e vfs_read a=+0(%di" "p:$g/a.b vfs_read" 'p vfs_read a=%zz' "r:$g/$e vfs_read \$stack99999999999" "p:$g/$e" "-:$g/nonexistent$w"; do
 			if echo "$bad" >> $T/$ctl 2>/dev/null; then echo "FAILED: accepted: $bad"; echo x >> /tmp/ops.bad; fi
 			ops=$((ops + 1))
 		done
@@ -59,9 +59,10 @@ writer() { # name control-file group
 		echo "-:$g/$e" >> $T/$ctl 2>/dev/null; ops=$((ops + 2))
 		if [ $((i % 10)) = 9 ]; then
 			echo 0 > $T/events/$g/enable 2>/dev/null
-			: > $T/$ctl 2>/dev/null; ops=$((ops + 2))
+			( : > $T/$ctl ) 2>/dev/null; ops=$((ops + 2))
 		fi
 		i=$((i + 1))
+		[ $((i % 10)) = 0 ] && echo "stress: $w round $i"
 	done
 	echo $ops > /tmp/ops.$w
 }
@@ -95,6 +96,19 @@ load() {
 	done
 }
 
+# If the run takes too long, show where every worker waits (/proc/PID/stack).
+(
+	sleep ${STRESS_WATCHDOG:-300}
+	[ -e /tmp/done ] && exit 0
+	echo "stress: FAILED: still running after ${STRESS_WATCHDOG:-300}s; where the tasks are:"
+	for p in /proc/[0-9]*; do
+		case "$(cat $p/comm 2>/dev/null)" in sh|cat|rmdir|mkdir|dd|grep)
+			echo "== ${p#/proc/} $(cat $p/comm) $(sed -n 's/^State:[[:space:]]*//p' $p/status)"
+			cat $p/stack 2>/dev/null | head -12 ;;
+		esac
+	done
+) &
+dog=$!
 cat $T/trace_pipe > /dev/null &
 pipe=$!
 load & l1=$!
@@ -104,6 +118,7 @@ writer sa kprobe_events kprobes & w1=$!
 writer sb dynamic_events stressb & w2=$!
 instances & w3=$!
 wait $w1 $w2 $w3
+echo "stress: writers done"
 touch /tmp/stop
 wait $l1 $l2 $rd
 kill $pipe; wait $pipe 2>/dev/null
@@ -126,5 +141,6 @@ rmmod rust_kprobe_events || { echo "FAILED: rmmod"; fail=1; }
 modprobe rust_kprobe_events && echo 'p:again vfs_read' >> $T/kprobe_events && echo 1 > $T/events/kprobes/again/enable &&
 	cat /proc/version > /dev/null && echo 0 > $T/events/kprobes/again/enable && echo > $T/kprobe_events &&
 	rmmod rust_kprobe_events || { echo "FAILED: the module does not load and work again"; fail=1; }
+touch /tmp/done; kill $dog 2>/dev/null
 [ $fail = 0 ] && echo "stress: ok"
 exit $fail

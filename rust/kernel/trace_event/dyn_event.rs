@@ -245,6 +245,17 @@ impl<P: Provider> Type<P> {
         }
     }
 
+    /// Makes this type the first the core offers a `dynamic_events` line to,
+    /// as the built-in kprobe type is (it registers at `core_initcall`, the
+    /// uprobe, eprobe and synthetic types later): a line that more than one
+    /// type would answer (say a `p` line with too many arguments, which the
+    /// uprobe type refuses with `E2BIG`) gets this type's answer. Call it
+    /// right after [`Type::new`]: the type is then last in the core's list,
+    /// so the list's head follows it.
+    pub fn take_precedence(&self) {
+        move_first(self.ops.get());
+    }
+
     /// The provider.
     pub fn data(&self) -> &P {
         &self.data
@@ -448,6 +459,22 @@ fn register(id: TypeId, ty: *const c_void, ops: *mut Operations) -> Result {
         unregister_id(id);
     }
     r
+}
+
+/// Moves `ops`, last in the core's list of types, to its front (for
+/// [`Type::take_precedence`]; not generic, as the core's mutex is not
+/// exported to modules).
+#[inline(never)]
+fn move_first(ops: *mut Operations) {
+    // SAFETY: the core's mutex guards its list of types; `ops` is in it
+    // (registered by `Type::new`), last, so its `next` is the list's head.
+    unsafe {
+        bindings::mutex_lock(ptr::addr_of_mut!(dyn_event_ops_mutex));
+        let list = ptr::addr_of_mut!((*ops).list);
+        let head = (*list).next;
+        bindings::list_move(list, head);
+        bindings::mutex_unlock(ptr::addr_of_mut!(dyn_event_ops_mutex));
+    }
 }
 
 /// Takes `ops` out of the core's list and the type out of the registry.

@@ -271,3 +271,31 @@ fn accepted_selftest_forms() {
     assert!(parse("").unwrap().is_none());
     assert!(parse("   \t ").unwrap().is_none());
 }
+
+/// Long places, as C takes them (hostile-input differential, session 4): C
+/// keeps the whole symbol (kstrdup) and names the event after its first 63
+/// bytes.
+#[test]
+fn long_places() {
+    let sym = format!("mod:{}", "A".repeat(252));
+    let p = parse(&format!("p {sym}")).unwrap().unwrap();
+    assert_eq!(p.symbol.as_bytes(), sym.as_bytes());
+    let name = format!("p_mod_{}", "A".repeat(57));
+    assert_eq!(p.event.as_bytes(), name.as_bytes());
+    let sym = format!("mod:{}", "A".repeat(250));
+    let p = parse(&format!("p {sym}")).unwrap().unwrap();
+    assert_eq!(p.event.as_bytes(), name.as_bytes());
+}
+
+/// More than `MAX_TOKENS` tokens: C parses the head and the place before it
+/// counts the arguments (hostile-input differential, session 4).
+#[test]
+fn many_tokens() {
+    let tail = " x".repeat(1023);
+    let line = format!("r:{} vfs_read{tail}", "e".repeat(65));
+    assert_eq!(error_at(&line).0.code(), Some(Code::EventTooLong));
+    let line = format!("r0 vfs_read{tail}");
+    assert_eq!(error_at(&line).0.code(), Some(Code::BadMaxact));
+    let (e, _) = error_at(&format!("p:g/e vfs_read{tail}"));
+    assert_eq!((e.errno, e.code()), (errno::E2BIG, None));
+}
