@@ -104,10 +104,11 @@ impl Env for KernelEnv {
             Some(p) => (Some(&symbol[..p]), &symbol[p + 1..]),
             None => (None, symbol),
         };
-        let name = cstring(name).map_err(|_| errno::ENOENT)?;
+        // kstrdup() failing in C is ENOMEM, not an unknown symbol.
+        let name = cstring(name).map_err(|_| errno::ENOMEM)?;
         let n = match module {
             Some(m) => {
-                let m = cstring(m).map_err(|_| errno::ENOENT)?;
+                let m = cstring(m).map_err(|_| errno::ENOMEM)?;
                 let n = kallsyms::count(Some(&m), &name);
                 if n == 0 {
                     return Ok(());

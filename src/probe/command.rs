@@ -309,6 +309,7 @@ pub fn parse<A: ArgList>(
                 Err(errno::EADDRNOTAVAIL) => {
                     return Err(ParseError::inval(Code::NonUniqSymbol, 1, 0))
                 }
+                Err(errno::ENOMEM) => return Err(ParseError::silent(errno::ENOMEM)),
                 Err(_) => return Err(bad_addr),
             }
             if is_return {
