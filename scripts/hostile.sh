@@ -78,7 +78,7 @@ for variant in test ref; do
 		"results $(du -k "$res/hostile-$variant.txt" | cut -f1) KiB"
 done
 
-python3 "$ROOT/tests/hostile/compare.py" --min-lines "$([ -n "$limit" ] && echo 0 || echo 10000)" \
+python3 "$ROOT/tests/hostile/compare.py" --known "$ROOT/tests/hostile/known-differences.txt" --min-lines "$([ -n "$limit" ] && echo 0 || echo 10000)" \
 	--logs "$res/hostile-ref.log" "$res/hostile-test.log" \
 	"$hb/lines" "$res/hostile-ref.txt" "$res/hostile-test.txt" > "$res/hostile-summary.txt" || fail=1
 # The summary; of the table of special cases only the ones that differ.
