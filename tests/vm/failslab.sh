@@ -10,6 +10,25 @@
 # (probes listed, events, kprobes registered and their state), or
 # succeed and leave exactly the state a successful operation leaves. Ends
 # with a clean rmmod and modprobe. Prints the count of allocations failed.
+#
+# Three outcomes are the kernel core's, the same for C's kprobe events, and
+# are counted apart rather than failed on (each needs its core's own message
+# or shape, anything else still fails):
+# - "event without a directory": trace_add_event_call() succeeds whatever
+#   __add_event_to_tracers() (trace_events.c:4077) meets: a failed
+#   trace_create_new_event() is dropped silently (:3315), a failed
+#   event_create_dir() only warns ("No memory to create event subsystem",
+#   :2598; "Failed to create system directory", :2577; "Could not create
+#   tracefs '%s' directory", :2794). The probe is defined, its events/ files
+#   missing; it can still be removed.
+# - "kprobe left armed": the tracing core ignores the unregister callback's
+#   error (trace_events.c, __ftrace_event_enable_disable), and
+#   disarm_kprobe_ftrace() WARNs when ftrace cannot allocate (kprobes.c:1131):
+#   `disable` succeeds with the kprobe still armed.
+# - "truncated, then ENOMEM": probes_open() (trace_kprobe.c:1334-1340)
+#   releases every probe, then seq_open() fails; ours opens in that order too.
+# The core's WARNs under fault injection (tracepoint.c:406, kprobes.c:1131)
+# are let through by scripts/check.sh (vm.sh --allow-warning), no others.
 fail=0
 T=/sys/kernel/tracing
 F=/sys/kernel/debug/failslab
@@ -54,7 +73,7 @@ op() { # op name n
 	truncate) $FW $2 $T/kprobe_events --trunc ;;
 	esac
 }
-total=0
+total=0 core_nodir=0 core_nodir_warned=0 core_armed=0 core_trunc=0
 for o in create create_ret append remove enable disable dyn_create truncate; do
 	setup $o; pre=$(snap)
 	r=$(op $o 0)
@@ -64,16 +83,30 @@ for o in create create_ret append remove enable disable dyn_create truncate; do
 	n=1 failed_here=0 survived=0
 	while [ $n -le 400 ]; do
 		setup $o
+		before=$(dmesg | wc -l)
 		r=$(op $o $n)
 		now=$(snap)
+		k=$(dmesg | tail -n +$((before + 1)))
 		case "$r" in
 		"ret=OK injected=0") break ;;
 		"ret=ENOMEM injected=1")
 			failed_here=$((failed_here + 1))
-			[ "$now" = "$pre" ] || { echo "FAILED: $o, allocation $n failed: ENOMEM but the state changed:"; echo "$pre" > /tmp/a; echo "$now" > /tmp/b; diff /tmp/a /tmp/b; fail=1; } ;;
+			if [ "$now" = "$pre" ]; then :
+			elif [ $o = truncate ] && [ "$now" = "$post" ]; then core_trunc=$((core_trunc + 1))
+			else echo "FAILED: $o, allocation $n failed: ENOMEM but the state changed:"; echo "$pre" > /tmp/a; echo "$now" > /tmp/b; diff /tmp/a /tmp/b; fail=1
+			fi ;;
 		"ret=OK injected=1")
 			survived=$((survived + 1))
-			[ "$now" = "$post" ] || { echo "FAILED: $o, allocation $n failed, the write succeeded, but the state is not a success's:"; echo "$post" > /tmp/a; echo "$now" > /tmp/b; diff /tmp/a /tmp/b; fail=1; } ;;
+			if [ "$now" = "$post" ]; then :
+			elif [ "$now" = "$(echo "$post" | grep -v "^$T/events/")" ] && [ "$o" != append ]; then
+				core_nodir=$((core_nodir + 1))
+				echo "$k" | grep -Eq "No memory to create event subsystem|Failed to create system directory|Could not create tracefs '[a-z]*' directory" &&
+					core_nodir_warned=$((core_nodir_warned + 1))
+			elif [ $o = disable ] && [ "$now" = "$(echo "$post" | sed 's/\[DISABLED\]//')" ]; then
+				core_armed=$((core_armed + 1))
+			else
+				echo "FAILED: $o, allocation $n failed, the write succeeded, but the state is not a success's:"; echo "$post" > /tmp/a; echo "$now" > /tmp/b; diff /tmp/a /tmp/b; echo "$k" | tail -n 5; fail=1
+			fi ;;
 		*)
 			echo "FAILED: $o, allocation $n failed: $r (ENOMEM or success expected)"; fail=1
 			echo "$pre" > /tmp/a; echo "$now" > /tmp/b; diff /tmp/a /tmp/b ;;
@@ -85,7 +118,7 @@ for o in create create_ret append remove enable disable dyn_create truncate; do
 	total=$((total + n - 1))
 done
 reset
-echo "failslab: $total allocations failed in all"
+echo "failslab: $total allocations failed in all; the core's own outcomes: $core_nodir events without a directory ($core_nodir_warned with the core's warning), $core_armed kprobes left armed, $core_trunc truncated then ENOMEM"
 [ -z "$(cat $KL 2>/dev/null)" ] || { echo "FAILED: kprobes left registered:"; cat $KL; fail=1; }
 rmmod rust_kprobe_events || { echo "FAILED: rmmod"; fail=1; }
 modprobe rust_kprobe_events && echo 'p:fs/again vfs_read' >> $T/kprobe_events && echo 1 > $T/events/fs/again/enable &&

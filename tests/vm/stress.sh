@@ -133,8 +133,19 @@ for t in $T/events/kprobes/*/trigger $T/events/stressb/*/trigger; do
 	[ -e "$t" ] || continue
 	grep -v '^#' "$t" | while read -r line; do echo "!${line%% \[*}" > "$t"; done
 done
-echo > $T/kprobe_events || { echo "FAILED: kprobe_events cannot be cleared"; cat $T/error_log; fail=1; }
-echo > $T/dynamic_events || { echo "FAILED: dynamic_events cannot be cleared"; fail=1; }
+why() { # what keeps an event busy
+	echo "  instances: $(ls $T/instances)"
+	for f in $T/events/kprobes/*/enable $T/events/stressb/*/enable $T/instances/*/events/*/*/enable; do
+		[ -e "$f" ] && [ "$(cat "$f")" != 0 ] && echo "  enabled: $f: $(cat "$f")"
+	done
+	for t in $T/events/*/*/trigger; do
+		grep -v '^#' "$t" 2>/dev/null | sed "s|^|  trigger: $t: |"
+	done
+	echo "  kprobe_events:"; sed 's/^/    /' $T/kprobe_events
+	echo "  error_log:"; tail -n 6 $T/error_log
+}
+echo > $T/kprobe_events || { echo "FAILED: kprobe_events cannot be cleared"; why; fail=1; }
+echo > $T/dynamic_events || { echo "FAILED: dynamic_events cannot be cleared"; why; fail=1; }
 [ -z "$(cat $T/kprobe_events)" ] || { echo "FAILED: probes left:"; cat $T/kprobe_events; fail=1; }
 [ -z "$(cat $KL 2>/dev/null)" ] || { echo "FAILED: kprobes left registered:"; cat $KL; fail=1; }
 rmmod rust_kprobe_events || { echo "FAILED: rmmod"; fail=1; }
