@@ -42,10 +42,10 @@ bash "$ROOT/scripts/deps.sh" || { echo "check: 0 passed, 1 failed"; exit 1; }
 
 step "host: cargo test" cargo test --manifest-path "$ROOT/Cargo.toml" --locked
 step "host: rustfmt" cargo fmt --manifest-path "$ROOT/Cargo.toml" --check
-rustfmt_rust() { # the kernel-crate additions, with the kernel's rustfmt settings
-	find "$ROOT/rust" -name '*.rs' -print0 | xargs -0 -r rustfmt --edition 2021 --config-path "$ROOT/.rustfmt.toml" --check
+rustfmt_kernel() { # the kernel-crate additions and the module, with the kernel's rustfmt settings
+	find "$ROOT/rust" "$ROOT/src" -name '*.rs' -print0 | xargs -0 -r rustfmt --edition 2021 --config-path "$ROOT/.rustfmt.toml" --check
 }
-step "host: rustfmt rust/" rustfmt_rust
+step "host: rustfmt rust/ and src/ (the kernel's settings)" rustfmt_kernel
 step "host: fuzz target builds" cargo check --quiet --manifest-path "$ROOT/fuzz/Cargo.toml" --locked
 step "host: no unsafe in src/" no_unsafe_in_src
 step "build: test kernel" bash "$ROOT/scripts/kernel.sh" test

@@ -14,21 +14,22 @@
 //! - [`probe`]: the probe language (parser, compiler, interpreter, formats),
 //!   `core` only, host-tested.
 //! - [`trace_kprobe`]: the probes, their events and handlers.
-//! - [`glue`]: the probe language's view of the kernel.
+//! - [`kernel_env`]: the kernel's implementation of the probe language's traits.
 //!
 //! The `kprobe_event` parameter defines and enables probes at load, as the
 //! C implementation's `kprobe_event=` boot parameter does.
 //!
-//! Not there yet: perf.
+//! perf, BPF and the client tools use the events as they use C's (see
+//! Documentation/trace/rust-kprobetrace.rst for what is not there yet).
 
 use kernel::{c_str, kprobes, prelude::*, str::CStr, sync::Arc, tracefs, uaccess::UserSlice};
 
-mod glue;
+mod kernel_env;
 pub mod probe;
 mod trace_kprobe;
 
+use kernel_env::Raw;
 use probe::lines::{run_commands, WRITE_BUFSIZE};
-use glue::Raw;
 use trace_kprobe::{Kprobes, Probes};
 
 module! {
@@ -66,7 +67,11 @@ impl tracefs::Operations for EventsFile {
         run_commands(
             len,
             &mut chunk,
-            |off, dst| UserSlice::new(buf + off, dst.len()).reader().read_slice(dst),
+            |off, dst| {
+                UserSlice::new(buf + off, dst.len())
+                    .reader()
+                    .read_slice(dst)
+            },
             |line| Probes::command(&self.0, line),
             || EINVAL,
         )
@@ -101,9 +106,17 @@ struct RustKprobeEvents {
 
 /// File names and default group: beside the C implementation, other names.
 const NAMES: (&CStr, &CStr, &[u8]) = if cfg!(CONFIG_KPROBE_EVENTS) {
-    (c_str!("rkprobe_events"), c_str!("rkprobe_profile"), b"rkprobes")
+    (
+        c_str!("rkprobe_events"),
+        c_str!("rkprobe_profile"),
+        b"rkprobes",
+    )
 } else {
-    (c_str!("kprobe_events"), c_str!("kprobe_profile"), b"kprobes")
+    (
+        c_str!("kprobe_events"),
+        c_str!("kprobe_profile"),
+        b"kprobes",
+    )
 };
 
 impl kernel::Module for RustKprobeEvents {
@@ -122,7 +135,10 @@ impl kernel::Module for RustKprobeEvents {
             tracefs::File::new(NAMES.1, 0o440, module, ProfileFile(probes.clone())),
             GFP_KERNEL,
         )?;
-        let coming = KBox::pin_init(kprobes::ModuleNotifier::new(Coming(probes.clone())), GFP_KERNEL)?;
+        let coming = KBox::pin_init(
+            kprobes::ModuleNotifier::new(Coming(probes.clone())),
+            GFP_KERNEL,
+        )?;
         if let Some(list) = kprobe_event.value() {
             Probes::boot_events(&probes, list.as_bytes());
         }

@@ -24,13 +24,12 @@
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use kernel::{
-    c_str,
-    kallsyms,
-    kprobes::{self, HitBuffers, Place, PtRegs},
+    c_str, kallsyms,
+    kprobes::{self, HitBuffers, HitCounter, Place, PtRegs},
     prelude::*,
+    str::CStr,
     str::CString,
     sync::{Arc, Mutex},
-    str::CStr,
     trace_event::{
         self,
         dyn_event::{self, Args as DynArgs, Entry, Type},
@@ -40,10 +39,10 @@ use kernel::{
     ThisModule,
 };
 
-use crate::glue::{self, cstring, cstring_fmt, HitMachine, KernelEnv, KernelSymbols, Raw};
+use crate::kernel_env::{self, cstring, cstring_fmt, HitMachine, KernelEnv, KernelSymbols, Raw};
 use crate::probe::{
     arg::Arg,
-    command::{self, ArgList, Place as SpecPlace, Probe, Tokens},
+    command::{self, ArgList, Env, Place as SpecPlace, Probe, Tokens},
     error::{caret_position, errno, Code, ParseError},
     fetch, format, output,
     removal::{check_append, Removal},
@@ -62,7 +61,6 @@ impl ArgList for Args {
         &self.0
     }
 }
-
 
 /// What an event's callbacks and its probes' handlers share.
 #[pin_data]
@@ -132,7 +130,8 @@ pub(crate) struct ProbeShared {
     event: Arc<EventShared>,
     /// Some argument is a string (its size is known only once fetched).
     dynamic: bool,
-    nhit: AtomicU64,
+    /// Hits, per CPU (`trace_kprobe.nhit`).
+    nhit: HitCounter,
     /// Hits with strings nested on a CPU whose scratch buffer was in use
     /// (an interrupt during a handler): not recorded, so counted with the
     /// kprobe core's misses in `kprobe_profile`.
@@ -154,8 +153,8 @@ impl ProbeShared {
     fn hashed(&self) -> u64 {
         match self.spec.place {
             SpecPlace::Addr(a) => match self.addr.load(Ordering::Relaxed) {
-                0 => KernelEnv.hash(a),
-                r => KernelEnv.hash(r as u64),
+                0 => KernelEnv.hash_pointer(a),
+                r => KernelEnv.hash_pointer(r as u64),
             },
             SpecPlace::Symbol { .. } => 0,
         }
@@ -163,7 +162,13 @@ impl ProbeShared {
 
     /// The probe's line in `kprobe_events` and `dynamic_events`.
     fn show(&self, w: &mut dyn core::fmt::Write) -> Result {
-        format::readback(w, &self.spec, self.hashed(), self.maxactive.load(Ordering::Relaxed)).map_err(|_| ENOMEM)
+        format::readback(
+            w,
+            &self.spec,
+            self.hashed(),
+            self.maxactive.load(Ordering::Relaxed),
+        )
+        .map_err(|_| ENOMEM)
     }
 
     /// Runs the programs and writes a record into each enabled instance,
@@ -172,7 +177,7 @@ impl ProbeShared {
         let ev = &*self.event;
         // Armed only while in use; a hit racing with disarming is counted
         // and finds nothing to write to, as in C's dispatcher.
-        self.nhit.fetch_add(1, Ordering::Relaxed);
+        self.nhit.inc();
         let hs = ev.head_size();
         let args = self.spec.args.as_slice();
         if args.is_empty() {
@@ -197,7 +202,9 @@ impl ProbeShared {
             };
             let n = fetch::store(args, self.spec.size, &HitMachine(regs), edata, hs, payload);
             let payload = &payload[..n.min(payload.len())];
-            write(ev, regs, hs, head, payload.len(), |d| d.copy_from_slice(payload));
+            write(ev, regs, hs, head, payload.len(), |d| {
+                d.copy_from_slice(payload)
+            });
         });
         if done.is_none() {
             self.nested.fetch_add(1, Ordering::Relaxed);
@@ -209,7 +216,14 @@ impl ProbeShared {
 /// event is enabled in, then (`kprobe_perf_func()`) runs the event's BPF
 /// programs and writes the record to perf unless they drop the hit: the
 /// head words, then what `fill` puts in the `len` bytes.
-fn write(ev: &EventShared, regs: &PtRegs, hs: usize, head: [u64; 2], len: usize, mut fill: impl FnMut(&mut [u8])) {
+fn write(
+    ev: &EventShared,
+    regs: &PtRegs,
+    hs: usize,
+    head: [u64; 2],
+    len: usize,
+    mut fill: impl FnMut(&mut [u8]),
+) {
     ev.files.for_each(|f| {
         if f.soft_disabled() {
             return;
@@ -227,7 +241,14 @@ fn write(ev: &EventShared, regs: &PtRegs, hs: usize, head: [u64; 2], len: usize,
 /// The perf side of [`write`], out of the way of the usual hit.
 #[cold]
 #[inline(never)]
-fn write_perf(ev: &EventShared, regs: &PtRegs, hs: usize, head: [u64; 2], len: usize, fill: &mut dyn FnMut(&mut [u8])) {
+fn write_perf(
+    ev: &EventShared,
+    regs: &PtRegs,
+    hs: usize,
+    head: [u64; 2],
+    len: usize,
+    fill: &mut dyn FnMut(&mut [u8]),
+) {
     ev.perf.with(|p| {
         if !p.run_bpf(regs) {
             return;
@@ -241,7 +262,13 @@ fn write_perf(ev: &EventShared, regs: &PtRegs, hs: usize, head: [u64; 2], len: u
 /// Fills a reserved record: the head words, then `fill` for the `len`
 /// bytes after the head.
 #[inline(always)]
-fn put<F: FnMut(&mut [u8]) + ?Sized>(b: &mut [u8], hs: usize, head: [u64; 2], len: usize, fill: &mut F) {
+fn put<F: FnMut(&mut [u8]) + ?Sized>(
+    b: &mut [u8],
+    hs: usize,
+    head: [u64; 2],
+    len: usize,
+    fill: &mut F,
+) {
     if let Some(d) = b.get_mut(8..16) {
         d.copy_from_slice(&head[0].to_ne_bytes());
     }
@@ -326,7 +353,14 @@ impl trace_event::Event for Event {
             output::Head::Kprobe { ip: word(8) }
         };
         let payload = record.get(e.head_size()..).unwrap_or(&[]);
-        output::print_event(&mut Raw(out), e.name.as_bytes(), head, &e.layout, payload, &KernelSymbols)
+        output::print_event(
+            &mut Raw(out),
+            e.name.as_bytes(),
+            head,
+            &e.layout,
+            payload,
+            &KernelSymbols,
+        )
     }
 
     fn register(&self, file: &EventFile) -> Result {
@@ -422,19 +456,13 @@ impl Kp {
     }
 }
 
-/// `MOD` of a probe on `MOD:SYM`.
-fn module_of(spec: &Probe<Args>) -> Option<&[u8]> {
-    let sym = spec.symbol.as_bytes();
-    sym.iter().position(|&c| c == b':').map(|p| &sym[..p])
-}
-
 /// `trace_kprobe_module_exist()` (trace_kprobe.c:115-132): false for an
 /// address probe and for `MOD:SYM` while `MOD` is not loaded.
 fn module_exists(spec: &Probe<Args>) -> bool {
     if let SpecPlace::Addr(_) = spec.place {
         return false;
     }
-    match module_of(spec) {
+    match spec.module() {
         None => true,
         Some(m) => cstring(m).is_ok_and(|m| kallsyms::module_loaded(&m)),
     }
@@ -455,7 +483,7 @@ fn within_notrace_func(addr: usize) -> bool {
     let Some(dot) = name.iter().position(|&c| c == b'.') else {
         return true;
     };
-    match glue::lookup(&name[..dot]) {
+    match kernel_env::lookup(&name[..dot]) {
         0 => true,
         orig => kallsyms::in_notrace_function(orig as usize),
     }
@@ -475,7 +503,14 @@ fn register(shared: &Arc<Shared>) -> Result<Kp> {
         SpecPlace::Symbol { offset } => {
             // trace_kprobe_address(): 0 for a symbol not found.
             let a = kallsyms::lookup_name(&symbol);
-            (Place::Symbol(&symbol, offset), if a == 0 { 0 } else { a.wrapping_add(offset as usize) })
+            (
+                Place::Symbol(&symbol, offset),
+                if a == 0 {
+                    0
+                } else {
+                    a.wrapping_add(offset as usize)
+                },
+            )
         }
         SpecPlace::Addr(a) => (Place::Address(a as usize), a as usize),
     };
@@ -484,20 +519,32 @@ fn register(shared: &Arc<Shared>) -> Result<Kp> {
     if within_notrace_func(addr) {
         let mut buf = [0u8; kallsyms::SYMBOL_LEN];
         let n = kallsyms::sprint_symbol_no_offset(addr, &mut buf);
-        pr_warn!("Could not probe notrace function {}\n", Escaped(&buf[..n.min(buf.len())]));
+        pr_warn!(
+            "Could not probe notrace function {}\n",
+            Escaped(&buf[..n.min(buf.len())])
+        );
         return Err(EINVAL);
     }
     // Registered disarmed; the event arms it (`EventShared::attach`).
     if spec.is_return {
         let r = Arc::pin_init(
-            kprobes::RetRegistration::new(place, spec.maxactive, spec.entry.data_size(), true, RetHit(shared.clone()))?,
+            kprobes::RetRegistration::new(
+                place,
+                spec.maxactive,
+                spec.entry.data_size(),
+                true,
+                RetHit(shared.clone()),
+            )?,
             GFP_KERNEL,
         )?;
         shared.addr.store(r.address(), Ordering::Relaxed);
         shared.maxactive.store(r.maxactive(), Ordering::Relaxed);
         Ok(Kp::R(r))
     } else {
-        let k = Arc::pin_init(kprobes::Registration::new(place, true, Hit(shared.clone()))?, GFP_KERNEL)?;
+        let k = Arc::pin_init(
+            kprobes::Registration::new(place, true, Hit(shared.clone()))?,
+            GFP_KERNEL,
+        )?;
         shared.addr.store(k.address(), Ordering::Relaxed);
         Ok(Kp::K(k))
     }
@@ -581,8 +628,13 @@ impl State {
     }
 
     /// The probes of `ev`, in creation order.
-    fn probes_of<'a>(&'a self, ev: &'a Arc<EventShared>) -> impl Iterator<Item = &'a TraceKprobe> + Clone {
-        self.probes.iter().filter(move |p| Arc::ptr_eq(&p.shared.event, ev))
+    fn probes_of<'a>(
+        &'a self,
+        ev: &'a Arc<EventShared>,
+    ) -> impl Iterator<Item = &'a TraceKprobe> + Clone {
+        self.probes
+            .iter()
+            .filter(move |p| Arc::ptr_eq(&p.shared.event, ev))
     }
 
     fn siblings(&self, ev: &Arc<EventShared>) -> usize {
@@ -673,13 +725,16 @@ impl Probes {
         if let Some((code, caret)) = e.log {
             let mut cmd = KVec::new();
             for (i, t) in tokens.iter(line).enumerate() {
-                if (i != 0 && cmd.push(b' ', GFP_KERNEL).is_err()) || cmd.extend_from_slice(t, GFP_KERNEL).is_err() {
+                if (i != 0 && cmd.push(b' ', GFP_KERNEL).is_err())
+                    || cmd.extend_from_slice(t, GFP_KERNEL).is_err()
+                {
                     return Error::from_errno(-e.errno);
                 }
             }
             let pos = caret_position(tokens.iter(line), caret);
             if let Ok(cmd) = cstring(&cmd) {
-                self.errors.log(c_str!("trace_kprobe"), &cmd, code as usize, pos);
+                self.errors
+                    .log(c_str!("trace_kprobe"), &cmd, code as usize, pos);
             }
         }
         Error::from_errno(-e.errno)
@@ -691,7 +746,13 @@ impl Probes {
         if line.first() == Some(&b'-') {
             return ty.data().remove(line);
         }
-        Self::define(ty, line).map_err(|e| if e == dyn_event::canceled() { EINVAL } else { e })
+        Self::define(ty, line).map_err(|e| {
+            if e == dyn_event::canceled() {
+                EINVAL
+            } else {
+                e
+            }
+        })
     }
 
     /// Defines a probe (`trace_kprobe_create()`): `ECANCELED` for a line
@@ -720,11 +781,12 @@ impl Probes {
         // a module not loaded (or on an address) survives as pending
         // (trace_kprobe.c:616-620).
         let module_exists = module_exists(&spec);
-        let unresolved = match command::resolve_symbols(&mut spec.args.0, &|n| glue::lookup(n)) {
-            Ok(()) => false,
-            Err(e) if e == crate::probe::error::errno::ENOENT && !module_exists => true,
-            Err(e) => return Err(Fail::Parse(command::registration_error(e))),
-        };
+        let unresolved =
+            match command::resolve_symbols(&mut spec.args.0, &|n| kernel_env::lookup(n)) {
+                Ok(()) => false,
+                Err(e) if e == crate::probe::error::errno::ENOENT && !module_exists => true,
+                Err(e) => return Err(Fail::Parse(command::registration_error(e))),
+            };
 
         // register_trace_kprobe() runs under event_mutex.
         let lock = lock_events();
@@ -734,7 +796,8 @@ impl Probes {
         let event = match existing {
             Some(i) => {
                 let ev = state.events[i].shared.clone();
-                check_append(&spec, state.probes_of(&ev).map(|p| &p.shared.spec)).map_err(Fail::Parse)?;
+                check_append(&spec, state.probes_of(&ev).map(|p| &p.shared.spec))
+                    .map_err(Fail::Parse)?;
                 ev
             }
             None => self.new_event(&lock, &mut state, &spec)?,
@@ -747,7 +810,7 @@ impl Probes {
                 spec,
                 event: event.clone(),
                 dynamic,
-                nhit: AtomicU64::new(0),
+                nhit: HitCounter::new()?,
                 nested: AtomicU64::new(0),
                 addr: AtomicUsize::new(0),
                 // What the spec asks for until the kprobe core says (C lists
@@ -779,7 +842,10 @@ impl Probes {
                 return Err(Fail::Parse(command::registration_error(-e.to_errno())));
             }
         };
-        let r = shared.event.attach(&probe).and_then(|()| Ok(state.probes.reserve(1, GFP_KERNEL)?));
+        let r = shared
+            .event
+            .attach(&probe)
+            .and_then(|()| Ok(state.probes.reserve(1, GFP_KERNEL)?));
         if let Err(e) = r {
             shared.event.detach(&probe);
             drop(probe);
@@ -789,12 +855,23 @@ impl Probes {
         }
         shared.add(&lock, ty);
         // Cannot fail: reserved above.
-        let _ = state.probes.push(TraceKprobe { shared, _probe: probe }, GFP_KERNEL);
+        let _ = state.probes.push(
+            TraceKprobe {
+                shared,
+                _probe: probe,
+            },
+            GFP_KERNEL,
+        );
         Ok(())
     }
 
     /// Creates the event of a new probe.
-    fn new_event(&self, lock: &EventLock, state: &mut State, spec: &Probe<Args>) -> Result<Arc<EventShared>, Fail> {
+    fn new_event(
+        &self,
+        lock: &EventLock,
+        state: &mut State,
+        spec: &Probe<Args>,
+    ) -> Result<Arc<EventShared>, Fail> {
         let mut field_strings = KVec::new();
         for f in format::fields(spec.is_return, spec.args.as_slice()) {
             let ty = if f.count != 0 {
@@ -824,10 +901,20 @@ impl Probes {
         )?;
         let system = cstring(spec.group.as_bytes())?;
         let name = cstring(spec.event.as_bytes())?;
-        let print_fmt = cstring_fmt(format_args!("{}", PrintFmt(spec.is_return, spec.args.as_slice())))?;
+        let print_fmt = cstring_fmt(format_args!(
+            "{}",
+            PrintFmt(spec.is_return, spec.args.as_slice())
+        ))?;
         state.events.reserve(1, GFP_KERNEL)?;
         let reg = KBox::pin_init(
-            trace_event::Registration::new(lock, system, name, print_fmt, self.module, Event(shared.clone())),
+            trace_event::Registration::new(
+                lock,
+                system,
+                name,
+                print_fmt,
+                self.module,
+                Event(shared.clone()),
+            ),
             GFP_KERNEL,
         )
         .map_err(|e| {
@@ -838,7 +925,13 @@ impl Probes {
             }
         })?;
         // Cannot fail: reserved above.
-        let _ = state.events.push(TraceEvent { shared: shared.clone(), reg }, GFP_KERNEL);
+        let _ = state.events.push(
+            TraceEvent {
+                shared: shared.clone(),
+                reg,
+            },
+            GFP_KERNEL,
+        );
         Ok(shared)
     }
 
@@ -883,7 +976,10 @@ impl Probes {
     /// enabled), and a failed init would free them while registered.
     pub(crate) fn boot_events(ty: &Kprobes, list: &[u8]) {
         if let Err(e) = Self::try_boot_events(ty, list) {
-            pr_warn!("Failed to set up the kprobe_event parameter: {}\n", e.to_errno());
+            pr_warn!(
+                "Failed to set up the kprobe_event parameter: {}\n",
+                e.to_errno()
+            );
         }
     }
 
@@ -901,12 +997,22 @@ impl Probes {
         {
             let _lock = lock_events();
             for e in ty.data().state.lock().events.iter() {
-                names.push((cstring(e.shared.group.as_bytes())?, cstring(e.shared.name.as_bytes())?), GFP_KERNEL)?;
+                names.push(
+                    (
+                        cstring(e.shared.group.as_bytes())?,
+                        cstring(e.shared.name.as_bytes())?,
+                    ),
+                    GFP_KERNEL,
+                )?;
             }
         }
         for (group, name) in names.iter() {
             if let Err(e) = trace_event::set_enabled(group, name, true) {
-                pr_warn!("Failed to enable event {}: {}\n", Escaped(name.as_bytes()), e.to_errno());
+                pr_warn!(
+                    "Failed to enable event {}: {}\n",
+                    Escaped(name.as_bytes()),
+                    e.to_errno()
+                );
             }
         }
         Ok(())
@@ -919,7 +1025,7 @@ impl Probes {
         let _lock = lock_events();
         let mut state = self.state.lock();
         for p in state.probes.iter_mut() {
-            if module_of(&p.shared.spec) != Some(module) {
+            if p.shared.spec.module() != Some(module) {
                 continue;
             }
             p.shared.event.detach(&p._probe);
@@ -974,7 +1080,7 @@ impl Probes {
                 "  {}{:pad$} {:>15} {:>15}",
                 Bytes(name),
                 "",
-                s.nhit.load(Ordering::Relaxed),
+                s.nhit.sum(),
                 p.nmissed() as u64 + s.nested.load(Ordering::Relaxed)
             )
             .map_err(|_| ENOMEM)?;
@@ -1003,14 +1109,25 @@ impl dyn_event::Provider for Probes {
     /// `trace_kprobe_release()`.
     fn free(&self, lock: &EventLock, entry: &ProbeShared) -> Result {
         let mut state = self.state.lock();
-        match state.probes.iter().position(|p| core::ptr::eq(&**p.shared, entry)) {
+        match state
+            .probes
+            .iter()
+            .position(|p| core::ptr::eq(&**p.shared, entry))
+        {
             Some(i) => state.remove_probe(lock, i),
             None => Err(ENOENT),
         }
     }
 
     /// `trace_kprobe_match()`.
-    fn matches(&self, _lock: &EventLock, system: Option<&CStr>, event: &CStr, args: DynArgs<'_>, entry: &ProbeShared) -> bool {
+    fn matches(
+        &self,
+        _lock: &EventLock,
+        system: Option<&CStr>,
+        event: &CStr,
+        args: DynArgs<'_>,
+        entry: &ProbeShared,
+    ) -> bool {
         let r = Removal {
             group: system.map(|s| s.as_bytes()),
             event: event.as_bytes(),

@@ -4,6 +4,7 @@
 #include <linux/kallsyms.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
+#include <linux/percpu.h>
 #include <linux/security.h>
 #include <linux/trace_events.h>
 
@@ -121,4 +122,34 @@ struct file *rust_helper_tracefs_open_root_file_for_test(const char *name, int f
 void rust_helper_list_move(struct list_head *list, struct list_head *head)
 {
 	list_move(list, head);
+}
+
+/*
+ * kprobes::HitCounter: one u64 per CPU, as trace_kprobe.nhit
+ * (trace_kprobe.c:287). The Rust side increments with the x86-64 this-CPU
+ * instruction inline and uses kprobes_hit_counter_inc() elsewhere.
+ */
+u64 *rust_helper_kprobes_hit_counter_alloc(void)
+{
+	return (u64 __force *)alloc_percpu(u64);
+}
+
+void rust_helper_kprobes_hit_counter_free(u64 *c)
+{
+	free_percpu((u64 __percpu __force *)c);
+}
+
+void rust_helper_kprobes_hit_counter_inc(u64 *c)
+{
+	this_cpu_inc(*(u64 __percpu __force *)c);
+}
+
+u64 rust_helper_kprobes_hit_counter_sum(u64 *c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += *per_cpu_ptr((u64 __percpu __force *)c, cpu);
+	return sum;
 }

@@ -588,6 +588,89 @@ pub fn lockdown_allows() -> Result {
     to_result(unsafe { bindings::security_locked_down_kprobes() })
 }
 
+/// A hit counter kept per CPU, as C keeps `trace_kprobe.nhit`
+/// (`alloc_percpu()`, trace_kprobe.c:287): a hit adds to this CPU's counter
+/// only, so no cache line shared between CPUs is written on a hit; a read
+/// sums every possible CPU's counter.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::kprobes::HitCounter;
+///
+/// let c = HitCounter::new()?;
+/// assert_eq!(c.sum(), 0);
+/// c.inc();
+/// c.inc();
+/// assert_eq!(c.sum(), 2);
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// # Invariants
+///
+/// `ptr` is a per-CPU allocation of one `u64` (`alloc_percpu()`), zeroed at
+/// allocation, owned by this counter and freed when it is dropped.
+pub struct HitCounter {
+    ptr: *mut u64,
+}
+
+// SAFETY: the counters are only changed with this-CPU operations, which are
+// safe from any context, and read with plain loads of whole `u64`s.
+unsafe impl Send for HitCounter {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for HitCounter {}
+
+impl HitCounter {
+    /// A counter at zero on every CPU.
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM`.
+    pub fn new() -> Result<Self> {
+        // SAFETY: no preconditions.
+        let ptr = unsafe { bindings::kprobes_hit_counter_alloc() };
+        if ptr.is_null() {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: a zeroed per-CPU `u64`, owned from here on.
+        Ok(Self { ptr })
+    }
+
+    /// Adds one to this CPU's counter: `this_cpu_inc()`, safe against
+    /// interrupts and preemption. On x86-64 SMP it is the one instruction
+    /// `this_cpu_inc()` compiles to (the handler's hit path stays short).
+    #[inline(always)]
+    pub fn inc(&self) {
+        #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
+        // SAFETY: `ptr` is a per-CPU address (type invariant), which x86-64
+        // reaches through the `%gs` segment base of the running CPU, exactly
+        // as `this_cpu_inc()` does (arch/x86/include/asm/percpu.h); a single
+        // `inc` cannot be torn by an interrupt or a migration.
+        unsafe {
+            core::arch::asm!("incq %gs:({0})", in(reg) self.ptr, options(att_syntax, nostack))
+        };
+        #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
+        // SAFETY: `ptr` is a live per-CPU allocation (type invariant).
+        unsafe {
+            bindings::kprobes_hit_counter_inc(self.ptr)
+        };
+    }
+
+    /// The sum over every possible CPU. A hit on another CPU meanwhile may
+    /// or may not be in it.
+    pub fn sum(&self) -> u64 {
+        // SAFETY: `ptr` is a live per-CPU allocation (type invariant).
+        unsafe { bindings::kprobes_hit_counter_sum(self.ptr) }
+    }
+}
+
+impl Drop for HitCounter {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `new` and not freed before (type invariant).
+        unsafe { bindings::kprobes_hit_counter_free(self.ptr) };
+    }
+}
+
 /// The current CPU's number. In a probe handler (preemption off) it is
 /// stable.
 pub fn processor_id() -> usize {
@@ -622,6 +705,9 @@ pub struct HitBuffers {
     bufs: KVec<KBox<HitBuffer>>,
 }
 
+/// Aligned to a cache line: the `busy` flag is written on every hit with
+/// strings, and two CPUs' flags must not share a line.
+#[repr(align(64))]
 struct HitBuffer {
     busy: AtomicBool,
     data: UnsafeCell<KVec<u8>>,

@@ -226,6 +226,22 @@ pub struct Probe<A> {
     pub size: usize,
 }
 
+/// `MOD:SYM` split into the module and the symbol; a symbol without a
+/// module is `(None, symbol)`.
+pub fn split_module(symbol: &[u8]) -> (Option<&[u8]>, &[u8]) {
+    match symbol.iter().position(|&c| c == b':') {
+        Some(p) => (Some(&symbol[..p]), &symbol[p + 1..]),
+        None => (None, symbol),
+    }
+}
+
+impl<A> Probe<A> {
+    /// `MOD` of a probe on `MOD:SYM`.
+    pub fn module(&self) -> Option<&[u8]> {
+        split_module(self.symbol.as_bytes()).0
+    }
+}
+
 type PResult<T> = core::result::Result<T, ParseError>;
 
 /// A line that is not a kprobe command (`-ECANCELED`, never logged).

@@ -11,429 +11,129 @@
 //!
 //! C header: [`kernel/trace/trace_probe.h`](srctree/kernel/trace/trace_probe.h)
 
-/// One entry of the C `ERRORS` table (`TP_ERR_*`), in table order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Code {
-    /// "Failed to find the given file"
-    FileNotFound,
-    /// "Not a regular file"
-    NoRegularFile,
-    /// "Invalid reference counter offset"
-    BadRefcnt,
-    /// "Reference counter brace is not closed"
-    RefcntOpenBrace,
-    /// "Reference counter has wrong suffix"
-    BadRefcntSuffix,
-    /// "Invalid uprobe offset"
-    BadUprobeOffs,
-    /// "Maxactive is only for function exit"
-    BadMaxactType,
-    /// "Invalid maxactive number"
-    BadMaxact,
-    /// "Maxactive is too big"
-    MaxactTooBig,
-    /// "Invalid probed address or symbol"
-    BadProbeAddr,
-    /// "The symbol is not unique"
-    NonUniqSymbol,
-    /// "Retprobe address must be an function entry"
-    BadRetprobe,
-    /// "Tracepoint is not found"
-    NoTracepoint,
-    /// "Invalid character in tracepoint name"
-    BadTpName,
-    /// "Invalid probed address suffix"
-    BadAddrSuffix,
-    /// "Group name is not specified"
-    NoGroupName,
-    /// "Group name is too long"
-    GroupTooLong,
-    /// "Group name must follow the same rules as C identifiers"
-    BadGroupName,
-    /// "Event name is not specified"
-    NoEventName,
-    /// "Event name is too long"
-    EventTooLong,
-    /// "Event name must follow the same rules as C identifiers"
-    BadEventName,
-    /// "Given group/event name is already used by another event"
-    EventExist,
-    /// "$retval is not available on probe"
-    RetvalOnProbe,
-    /// "This function returns 'void' type"
-    NoRetval,
-    /// "Invalid stack number"
-    BadStackNum,
-    /// "Invalid argument number"
-    BadArgNum,
-    /// "Invalid $-variable specified"
-    BadVar,
-    /// "Invalid register name"
-    BadRegName,
-    /// "Invalid memory address"
-    BadMemAddr,
-    /// "Invalid immediate value"
-    BadImm,
-    /// "String is not closed with '"'"
-    ImmstrNoClose,
-    /// "File offset is not available with kprobe"
-    FileOnKprobe,
-    /// "Invalid file offset value"
-    BadFileOffs,
-    /// "Symbol is not available with uprobe"
-    SymOnUprobe,
-    /// "Dereference is too much nested"
-    TooManyOps,
-    /// "Dereference needs a brace"
-    DerefNeedBrace,
-    /// "Invalid dereference offset"
-    BadDerefOffs,
-    /// "Dereference brace is not closed"
-    DerefOpenBrace,
-    /// "$comm can not be dereferenced"
-    CommCantDeref,
-    /// "Invalid fetch argument"
-    BadFetchArg,
-    /// "Array is not closed"
-    ArrayNoClose,
-    /// "Array has wrong suffix"
-    BadArraySuffix,
-    /// "Invalid array size"
-    BadArrayNum,
-    /// "Array number is too big"
-    ArrayTooBig,
-    /// "Unknown type is specified"
-    BadType,
-    /// "String accepts only memory argument"
-    BadString,
-    /// "Symbol String doesn't accept data/userdata"
-    BadSymstring,
-    /// "Invalid bitfield"
-    BadBitfield,
-    /// "Argument name is too long"
-    ArgNameTooLong,
-    /// "Argument name is not specified"
-    NoArgName,
-    /// "Argument name must follow the same rules as C identifiers"
-    BadArgName,
-    /// "This argument name is already used"
-    UsedArgName,
-    /// "Argument expression is too long"
-    ArgTooLong,
-    /// "No argument expression"
-    NoArgBody,
-    /// "Probe point is not an instruction boundary"
-    BadInsnBndry,
-    /// "Failed to register probe event"
-    FailRegProbe,
-    /// "Probe type is different from existing probe"
-    DiffProbeType,
-    /// "Argument type or name is different from existing probe"
-    DiffArgType,
-    /// "There is already the exact same probe event"
-    SameProbe,
-    /// "This requires both group and event name to attach"
-    NoEventInfo,
-    /// "Attached event does not exist"
-    BadAttachEvent,
-    /// "Attached event does not have this field"
-    BadAttachArg,
-    /// "No filter rule after 'if'"
-    NoEpFilter,
-    /// "BTF is not available or not supported"
-    NosupBtfarg,
-    /// "This variable is not found at this probe point"
-    NoBtfarg,
-    /// "No BTF entry for this probe point"
-    NoBtfEntry,
-    /// "$arg* must be an independent parameter without name etc."
-    BadVarArgs,
-    /// "$arg* can be used only on function entry or exit"
-    NofentryArgs,
-    /// "$arg* can be used only once in the parameters"
-    DoubleArgs,
-    /// "$arg* failed because the argument list is too long"
-    Args2long,
-    /// "$argN index is too big"
-    Argidx2big,
-    /// "This is not a pointer to union/structure."
-    NoPtrStrct,
-    /// "Non pointer structure/union argument is not supported."
-    NosupDatArg,
-    /// "Failed to parse single hyphen. Forgot '>'?"
-    BadHyphen,
-    /// "This field is not found."
-    NoBtfField,
-    /// "Failed to get BTF type info."
-    BadBtfTid,
-    /// "This type does not fit for string."
-    BadType4str,
-    /// "$comm and immediate-string only accepts string type"
-    NeedStringType,
-    /// "Event too big (too many fields?)"
-    EventTooBig,
+/// Declares [`Code`], [`Code::ALL`], [`TEXTS`] and the names from one list,
+/// as C writes its table once: `C(NAME, "text")` becomes
+/// `Variant = NAME: "text"`.
+macro_rules! errors {
+    ($($variant:ident = $name:ident: $text:literal,)*) => {
+        /// One entry of the C `ERRORS` table (`TP_ERR_*`), in table order.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(u8)]
+        pub enum Code {
+            $(
+                #[doc = $text]
+                $variant,
+            )*
+        }
+
+        impl Code {
+            /// Every code, in table order (`ALL[c as usize] == c`).
+            pub const ALL: [Code; [$(Code::$variant),*].len()] = [$(Code::$variant),*];
+        }
+
+        /// Message texts, indexed by [`Code`]; the table C (and `error_log`)
+        /// reads.
+        pub static TEXTS: [&str; Code::ALL.len()] = [$($text),*];
+
+        /// The C names (`TP_ERR_` without the prefix), indexed by [`Code`].
+        static NAMES: [&str; Code::ALL.len()] = [$(stringify!($name)),*];
+    };
+}
+
+// kernel/trace/trace_probe.h:476-556, in the same order.
+errors! {
+    FileNotFound = FILE_NOT_FOUND: "Failed to find the given file",
+    NoRegularFile = NO_REGULAR_FILE: "Not a regular file",
+    BadRefcnt = BAD_REFCNT: "Invalid reference counter offset",
+    RefcntOpenBrace = REFCNT_OPEN_BRACE: "Reference counter brace is not closed",
+    BadRefcntSuffix = BAD_REFCNT_SUFFIX: "Reference counter has wrong suffix",
+    BadUprobeOffs = BAD_UPROBE_OFFS: "Invalid uprobe offset",
+    BadMaxactType = BAD_MAXACT_TYPE: "Maxactive is only for function exit",
+    BadMaxact = BAD_MAXACT: "Invalid maxactive number",
+    MaxactTooBig = MAXACT_TOO_BIG: "Maxactive is too big",
+    BadProbeAddr = BAD_PROBE_ADDR: "Invalid probed address or symbol",
+    NonUniqSymbol = NON_UNIQ_SYMBOL: "The symbol is not unique",
+    BadRetprobe = BAD_RETPROBE: "Retprobe address must be an function entry",
+    NoTracepoint = NO_TRACEPOINT: "Tracepoint is not found",
+    BadTpName = BAD_TP_NAME: "Invalid character in tracepoint name",
+    BadAddrSuffix = BAD_ADDR_SUFFIX: "Invalid probed address suffix",
+    NoGroupName = NO_GROUP_NAME: "Group name is not specified",
+    GroupTooLong = GROUP_TOO_LONG: "Group name is too long",
+    BadGroupName = BAD_GROUP_NAME: "Group name must follow the same rules as C identifiers",
+    NoEventName = NO_EVENT_NAME: "Event name is not specified",
+    EventTooLong = EVENT_TOO_LONG: "Event name is too long",
+    BadEventName = BAD_EVENT_NAME: "Event name must follow the same rules as C identifiers",
+    EventExist = EVENT_EXIST: "Given group/event name is already used by another event",
+    RetvalOnProbe = RETVAL_ON_PROBE: "$retval is not available on probe",
+    NoRetval = NO_RETVAL: "This function returns 'void' type",
+    BadStackNum = BAD_STACK_NUM: "Invalid stack number",
+    BadArgNum = BAD_ARG_NUM: "Invalid argument number",
+    BadVar = BAD_VAR: "Invalid $-variable specified",
+    BadRegName = BAD_REG_NAME: "Invalid register name",
+    BadMemAddr = BAD_MEM_ADDR: "Invalid memory address",
+    BadImm = BAD_IMM: "Invalid immediate value",
+    ImmstrNoClose = IMMSTR_NO_CLOSE: "String is not closed with '\"'",
+    FileOnKprobe = FILE_ON_KPROBE: "File offset is not available with kprobe",
+    BadFileOffs = BAD_FILE_OFFS: "Invalid file offset value",
+    SymOnUprobe = SYM_ON_UPROBE: "Symbol is not available with uprobe",
+    TooManyOps = TOO_MANY_OPS: "Dereference is too much nested",
+    DerefNeedBrace = DEREF_NEED_BRACE: "Dereference needs a brace",
+    BadDerefOffs = BAD_DEREF_OFFS: "Invalid dereference offset",
+    DerefOpenBrace = DEREF_OPEN_BRACE: "Dereference brace is not closed",
+    CommCantDeref = COMM_CANT_DEREF: "$comm can not be dereferenced",
+    BadFetchArg = BAD_FETCH_ARG: "Invalid fetch argument",
+    ArrayNoClose = ARRAY_NO_CLOSE: "Array is not closed",
+    BadArraySuffix = BAD_ARRAY_SUFFIX: "Array has wrong suffix",
+    BadArrayNum = BAD_ARRAY_NUM: "Invalid array size",
+    ArrayTooBig = ARRAY_TOO_BIG: "Array number is too big",
+    BadType = BAD_TYPE: "Unknown type is specified",
+    BadString = BAD_STRING: "String accepts only memory argument",
+    BadSymstring = BAD_SYMSTRING: "Symbol String doesn't accept data/userdata",
+    BadBitfield = BAD_BITFIELD: "Invalid bitfield",
+    ArgNameTooLong = ARG_NAME_TOO_LONG: "Argument name is too long",
+    NoArgName = NO_ARG_NAME: "Argument name is not specified",
+    BadArgName = BAD_ARG_NAME: "Argument name must follow the same rules as C identifiers",
+    UsedArgName = USED_ARG_NAME: "This argument name is already used",
+    ArgTooLong = ARG_TOO_LONG: "Argument expression is too long",
+    NoArgBody = NO_ARG_BODY: "No argument expression",
+    BadInsnBndry = BAD_INSN_BNDRY: "Probe point is not an instruction boundary",
+    FailRegProbe = FAIL_REG_PROBE: "Failed to register probe event",
+    DiffProbeType = DIFF_PROBE_TYPE: "Probe type is different from existing probe",
+    DiffArgType = DIFF_ARG_TYPE: "Argument type or name is different from existing probe",
+    SameProbe = SAME_PROBE: "There is already the exact same probe event",
+    NoEventInfo = NO_EVENT_INFO: "This requires both group and event name to attach",
+    BadAttachEvent = BAD_ATTACH_EVENT: "Attached event does not exist",
+    BadAttachArg = BAD_ATTACH_ARG: "Attached event does not have this field",
+    NoEpFilter = NO_EP_FILTER: "No filter rule after 'if'",
+    NosupBtfarg = NOSUP_BTFARG: "BTF is not available or not supported",
+    NoBtfarg = NO_BTFARG: "This variable is not found at this probe point",
+    NoBtfEntry = NO_BTF_ENTRY: "No BTF entry for this probe point",
+    BadVarArgs = BAD_VAR_ARGS: "$arg* must be an independent parameter without name etc.",
+    NofentryArgs = NOFENTRY_ARGS: "$arg* can be used only on function entry or exit",
+    DoubleArgs = DOUBLE_ARGS: "$arg* can be used only once in the parameters",
+    Args2long = ARGS_2LONG: "$arg* failed because the argument list is too long",
+    Argidx2big = ARGIDX_2BIG: "$argN index is too big",
+    NoPtrStrct = NO_PTR_STRCT: "This is not a pointer to union/structure.",
+    NosupDatArg = NOSUP_DAT_ARG: "Non pointer structure/union argument is not supported.",
+    BadHyphen = BAD_HYPHEN: "Failed to parse single hyphen. Forgot '>'?",
+    NoBtfField = NO_BTF_FIELD: "This field is not found.",
+    BadBtfTid = BAD_BTF_TID: "Failed to get BTF type info.",
+    BadType4str = BAD_TYPE4STR: "This type does not fit for string.",
+    NeedStringType = NEED_STRING_TYPE: "$comm and immediate-string only accepts string type",
+    EventTooBig = EVENT_TOO_BIG: "Event too big (too many fields?)",
 }
 
 impl Code {
-    /// Every code, in the order of the C table (its index is `TP_ERR_*`).
-    pub const ALL: [Code; 79] = [
-        Code::FileNotFound,
-        Code::NoRegularFile,
-        Code::BadRefcnt,
-        Code::RefcntOpenBrace,
-        Code::BadRefcntSuffix,
-        Code::BadUprobeOffs,
-        Code::BadMaxactType,
-        Code::BadMaxact,
-        Code::MaxactTooBig,
-        Code::BadProbeAddr,
-        Code::NonUniqSymbol,
-        Code::BadRetprobe,
-        Code::NoTracepoint,
-        Code::BadTpName,
-        Code::BadAddrSuffix,
-        Code::NoGroupName,
-        Code::GroupTooLong,
-        Code::BadGroupName,
-        Code::NoEventName,
-        Code::EventTooLong,
-        Code::BadEventName,
-        Code::EventExist,
-        Code::RetvalOnProbe,
-        Code::NoRetval,
-        Code::BadStackNum,
-        Code::BadArgNum,
-        Code::BadVar,
-        Code::BadRegName,
-        Code::BadMemAddr,
-        Code::BadImm,
-        Code::ImmstrNoClose,
-        Code::FileOnKprobe,
-        Code::BadFileOffs,
-        Code::SymOnUprobe,
-        Code::TooManyOps,
-        Code::DerefNeedBrace,
-        Code::BadDerefOffs,
-        Code::DerefOpenBrace,
-        Code::CommCantDeref,
-        Code::BadFetchArg,
-        Code::ArrayNoClose,
-        Code::BadArraySuffix,
-        Code::BadArrayNum,
-        Code::ArrayTooBig,
-        Code::BadType,
-        Code::BadString,
-        Code::BadSymstring,
-        Code::BadBitfield,
-        Code::ArgNameTooLong,
-        Code::NoArgName,
-        Code::BadArgName,
-        Code::UsedArgName,
-        Code::ArgTooLong,
-        Code::NoArgBody,
-        Code::BadInsnBndry,
-        Code::FailRegProbe,
-        Code::DiffProbeType,
-        Code::DiffArgType,
-        Code::SameProbe,
-        Code::NoEventInfo,
-        Code::BadAttachEvent,
-        Code::BadAttachArg,
-        Code::NoEpFilter,
-        Code::NosupBtfarg,
-        Code::NoBtfarg,
-        Code::NoBtfEntry,
-        Code::BadVarArgs,
-        Code::NofentryArgs,
-        Code::DoubleArgs,
-        Code::Args2long,
-        Code::Argidx2big,
-        Code::NoPtrStrct,
-        Code::NosupDatArg,
-        Code::BadHyphen,
-        Code::NoBtfField,
-        Code::BadBtfTid,
-        Code::BadType4str,
-        Code::NeedStringType,
-        Code::EventTooBig,
-    ];
-
-    /// The C message, byte for byte.
+    /// The message `error_log` shows for this code.
     pub const fn text(self) -> &'static str {
         TEXTS[self as usize]
     }
 
-    /// The C name without the `TP_ERR_` prefix, e.g. `"BAD_REG_NAME"`.
+    /// The C name, as in `TP_ERR_<name>`.
     pub const fn name(self) -> &'static str {
         NAMES[self as usize]
     }
 }
-
-/// Message texts, indexed by [`Code`]; the table C (and `error_log`) reads.
-pub static TEXTS: [&str; 79] = [
-    "Failed to find the given file",
-    "Not a regular file",
-    "Invalid reference counter offset",
-    "Reference counter brace is not closed",
-    "Reference counter has wrong suffix",
-    "Invalid uprobe offset",
-    "Maxactive is only for function exit",
-    "Invalid maxactive number",
-    "Maxactive is too big",
-    "Invalid probed address or symbol",
-    "The symbol is not unique",
-    "Retprobe address must be an function entry",
-    "Tracepoint is not found",
-    "Invalid character in tracepoint name",
-    "Invalid probed address suffix",
-    "Group name is not specified",
-    "Group name is too long",
-    "Group name must follow the same rules as C identifiers",
-    "Event name is not specified",
-    "Event name is too long",
-    "Event name must follow the same rules as C identifiers",
-    "Given group/event name is already used by another event",
-    "$retval is not available on probe",
-    "This function returns 'void' type",
-    "Invalid stack number",
-    "Invalid argument number",
-    "Invalid $-variable specified",
-    "Invalid register name",
-    "Invalid memory address",
-    "Invalid immediate value",
-    "String is not closed with '\"'",
-    "File offset is not available with kprobe",
-    "Invalid file offset value",
-    "Symbol is not available with uprobe",
-    "Dereference is too much nested",
-    "Dereference needs a brace",
-    "Invalid dereference offset",
-    "Dereference brace is not closed",
-    "$comm can not be dereferenced",
-    "Invalid fetch argument",
-    "Array is not closed",
-    "Array has wrong suffix",
-    "Invalid array size",
-    "Array number is too big",
-    "Unknown type is specified",
-    "String accepts only memory argument",
-    "Symbol String doesn't accept data/userdata",
-    "Invalid bitfield",
-    "Argument name is too long",
-    "Argument name is not specified",
-    "Argument name must follow the same rules as C identifiers",
-    "This argument name is already used",
-    "Argument expression is too long",
-    "No argument expression",
-    "Probe point is not an instruction boundary",
-    "Failed to register probe event",
-    "Probe type is different from existing probe",
-    "Argument type or name is different from existing probe",
-    "There is already the exact same probe event",
-    "This requires both group and event name to attach",
-    "Attached event does not exist",
-    "Attached event does not have this field",
-    "No filter rule after 'if'",
-    "BTF is not available or not supported",
-    "This variable is not found at this probe point",
-    "No BTF entry for this probe point",
-    "$arg* must be an independent parameter without name etc.",
-    "$arg* can be used only on function entry or exit",
-    "$arg* can be used only once in the parameters",
-    "$arg* failed because the argument list is too long",
-    "$argN index is too big",
-    "This is not a pointer to union/structure.",
-    "Non pointer structure/union argument is not supported.",
-    "Failed to parse single hyphen. Forgot '>'?",
-    "This field is not found.",
-    "Failed to get BTF type info.",
-    "This type does not fit for string.",
-    "$comm and immediate-string only accepts string type",
-    "Event too big (too many fields?)",
-];
-
-static NAMES: [&str; 79] = [
-    "FILE_NOT_FOUND",
-    "NO_REGULAR_FILE",
-    "BAD_REFCNT",
-    "REFCNT_OPEN_BRACE",
-    "BAD_REFCNT_SUFFIX",
-    "BAD_UPROBE_OFFS",
-    "BAD_MAXACT_TYPE",
-    "BAD_MAXACT",
-    "MAXACT_TOO_BIG",
-    "BAD_PROBE_ADDR",
-    "NON_UNIQ_SYMBOL",
-    "BAD_RETPROBE",
-    "NO_TRACEPOINT",
-    "BAD_TP_NAME",
-    "BAD_ADDR_SUFFIX",
-    "NO_GROUP_NAME",
-    "GROUP_TOO_LONG",
-    "BAD_GROUP_NAME",
-    "NO_EVENT_NAME",
-    "EVENT_TOO_LONG",
-    "BAD_EVENT_NAME",
-    "EVENT_EXIST",
-    "RETVAL_ON_PROBE",
-    "NO_RETVAL",
-    "BAD_STACK_NUM",
-    "BAD_ARG_NUM",
-    "BAD_VAR",
-    "BAD_REG_NAME",
-    "BAD_MEM_ADDR",
-    "BAD_IMM",
-    "IMMSTR_NO_CLOSE",
-    "FILE_ON_KPROBE",
-    "BAD_FILE_OFFS",
-    "SYM_ON_UPROBE",
-    "TOO_MANY_OPS",
-    "DEREF_NEED_BRACE",
-    "BAD_DEREF_OFFS",
-    "DEREF_OPEN_BRACE",
-    "COMM_CANT_DEREF",
-    "BAD_FETCH_ARG",
-    "ARRAY_NO_CLOSE",
-    "BAD_ARRAY_SUFFIX",
-    "BAD_ARRAY_NUM",
-    "ARRAY_TOO_BIG",
-    "BAD_TYPE",
-    "BAD_STRING",
-    "BAD_SYMSTRING",
-    "BAD_BITFIELD",
-    "ARG_NAME_TOO_LONG",
-    "NO_ARG_NAME",
-    "BAD_ARG_NAME",
-    "USED_ARG_NAME",
-    "ARG_TOO_LONG",
-    "NO_ARG_BODY",
-    "BAD_INSN_BNDRY",
-    "FAIL_REG_PROBE",
-    "DIFF_PROBE_TYPE",
-    "DIFF_ARG_TYPE",
-    "SAME_PROBE",
-    "NO_EVENT_INFO",
-    "BAD_ATTACH_EVENT",
-    "BAD_ATTACH_ARG",
-    "NO_EP_FILTER",
-    "NOSUP_BTFARG",
-    "NO_BTFARG",
-    "NO_BTF_ENTRY",
-    "BAD_VAR_ARGS",
-    "NOFENTRY_ARGS",
-    "DOUBLE_ARGS",
-    "ARGS_2LONG",
-    "ARGIDX_2BIG",
-    "NO_PTR_STRCT",
-    "NOSUP_DAT_ARG",
-    "BAD_HYPHEN",
-    "NO_BTF_FIELD",
-    "BAD_BTF_TID",
-    "BAD_TYPE4STR",
-    "NEED_STRING_TYPE",
-    "EVENT_TOO_BIG",
-];
 
 /// Error numbers the write of a probe definition can fail with (positive,
 /// as in `include/uapi/asm-generic/errno*.h`).

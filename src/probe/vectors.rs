@@ -80,7 +80,7 @@ fn answer(line: &[u8]) -> Vec<u8> {
             // register_kretprobe() fills in the default maxactive, which
             // the read-back then shows: max(10, 2 * possible CPUs). A probe
             // on a module that is not loaded is not registered yet.
-            let registered = !p.symbol.as_bytes().contains(&b':');
+            let registered = p.module().is_none();
             let mut maxactive = p.maxactive;
             if p.is_return && maxactive == 0 && registered {
                 maxactive = 10;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
-//! The probe language's view of the running kernel.
+//! The kernel's implementation of the probe language's traits.
 //!
 //! [`KernelEnv`] answers the parser's questions (symbols, function entries,
 //! `%p` hashing, struct offsets); [`HitMachine`] is what the fetch
@@ -17,7 +17,11 @@ use kernel::{
     tracefs::SeqFile,
 };
 
-use crate::probe::{command::Env, error::errno, fetch, output, text};
+use crate::probe::{
+    command::{split_module, Env},
+    error::errno,
+    fetch, output, text,
+};
 
 /// Parse-time environment.
 pub(crate) struct KernelEnv;
@@ -100,10 +104,7 @@ impl Env for KernelEnv {
         // validate_probe_symbol(): `MOD:SYM` counts in that module only; a
         // module that is not loaded has no symbols, and is accepted (the
         // probe is registered when it loads).
-        let (module, name) = match symbol.iter().position(|&c| c == b':') {
-            Some(p) => (Some(&symbol[..p]), &symbol[p + 1..]),
-            None => (None, symbol),
-        };
+        let (module, name) = split_module(symbol);
         // kstrdup() failing in C is ENOMEM, not an unknown symbol.
         let name = cstring(name).map_err(|_| errno::ENOMEM)?;
         let n = match module {
@@ -139,13 +140,6 @@ impl Env for KernelEnv {
 
     fn file_dentry_offset(&self) -> usize {
         kallsyms::FILE_DENTRY_OFFSET
-    }
-}
-
-impl KernelEnv {
-    /// What `%p` prints for `addr`.
-    pub(crate) fn hash(&self, addr: u64) -> u64 {
-        kallsyms::hash_pointer(addr as usize)
     }
 }
 
