@@ -55,8 +55,8 @@ step "build: debug kernel" bash "$ROOT/scripts/kernel.sh" debug
 
 # The VM stages run in two lanes at once: a guest mostly keeps one of its two
 # virtual CPUs busy, so two guests share the two host CPUs (this halves the
-# warm run). Lane A: `test` and `ref` (and ftracetest on `debug`), lane B:
-# the rest of `debug`. Each lane's output is shown when it ends.
+# warm run). Lane A: `test` and `ref` and half of ftracetest on `debug`,
+# lane B: the rest of `debug`. Each lane's output is shown when it ends.
 for v in test ref debug; do # built once here, not by two lanes at a time
 	[ -e "$ROOT/build/$v/bzImage" ] && bash "$ROOT/scripts/initramfs.sh" "$v" > /dev/null
 done
@@ -80,7 +80,7 @@ lane_a() {
 		step "vm test+ref: 20,000 hostile lines, C as the oracle" bash "$ROOT/scripts/hostile.sh"
 	fi
 	if [ -e "$ROOT/build/debug/bzImage" ]; then
-		step "vm debug: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" debug
+		step "vm debug: ftracetest kprobe+dynevent, first half" bash "$ROOT/scripts/ftracetest.sh" debug 1/2
 	fi
 }
 
@@ -98,7 +98,8 @@ lane_b() {
 	[ -e "$ROOT/build/debug/bzImage" ] || return 0
 	step "vm debug: module load/unload, KUnit doctests" vmdebug module_load 600 module_load.sh
 	step "vm debug: own .tc tests" bash "$ROOT/scripts/owntests.sh" debug
-	step "vm debug: stress, both CPUs" vmdebug stress 900 stress.sh 30
+	step "vm debug: ftracetest kprobe+dynevent, second half" bash "$ROOT/scripts/ftracetest.sh" debug 2/2
+	step "vm debug: stress, both CPUs" vmdebug stress 900 stress.sh 20
 	# Under fault injection the tracing and kprobes cores themselves WARN
 	# (tracepoint.c:406, kprobes.c:1131, the same for C's kprobe events);
 	# those two and no other warning are let through (tests/vm/failslab.sh).
@@ -111,7 +112,7 @@ LANE=a lane_a > "$R/lane-a.log" 2>&1 &
 pa=$!
 LANE=b lane_b > "$R/lane-b.log" 2>&1 &
 pb=$!
-wait $pa; echo "=== lane A (test, ref, debug ftracetest):"; cat "$R/lane-a.log"
+wait $pa; echo "=== lane A (test, ref, half of ftracetest on debug):"; cat "$R/lane-a.log"
 wait $pb; echo "=== lane B (debug):"; cat "$R/lane-b.log"
 
 passed=$(grep -c '^ok ' "$R/outcomes") failed=$(grep -c '^FAILED ' "$R/outcomes")

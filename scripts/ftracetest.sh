@@ -8,28 +8,42 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=${1:?usage: ftracetest.sh test|ref|debug}
+variant=${1:?usage: ftracetest.sh test|ref|debug [K/N]}
+# K/N: only the K-th of N interleaved shares of the tests (make check runs
+# the slow `debug` run as two shares in its two lanes).
+part=${2:-}
 dirs=(test.d/kprobe test.d/dynevent)
 res=$ROOT/build/results
 mkdir -p "$res"
-log=$res/ftracetest-$variant.log
+name=$variant${part:+-part${part%/*}of${part#*/}}
+log=$res/ftracetest-$name.log
 load=
 # `debug` is `test` with the debug machinery: the same results are expected.
 expect=$variant
 [ "$variant" = debug ] && expect=test
 module_variant "$variant" && load='modprobe rust_kprobe_events &&'
 
-stage "ftracetest ${dirs[*]} on $variant"
+tree=$(readlink -f "$ROOT/build/tree")
+tests=("${dirs[@]}")
+if [ -n "$part" ]; then
+	k=${part%/*} n=${part#*/} i=0 tests=()
+	for t in $(cd "$tree/tools/testing/selftests/ftrace" && for d in "${dirs[@]}"; do ls "$d"/*.tc; done); do
+		[ $((i % n + 1)) = "$k" ] && tests+=("$t")
+		i=$((i + 1))
+	done
+fi
+
+stage "ftracetest ${dirs[*]} on $variant${part:+ (share $part)}"
 set +e
 bash "$ROOT/scripts/vm.sh" --timeout 1500 --log "$log" "$variant" -- \
-	"$load cd /selftests/ftrace && ./ftracetest -l /tmp/ftlog ${dirs[*]} >/tmp/ft.out 2>&1; echo '=== ftracetest output'; cat /tmp/ft.out" >/dev/null
+	"$load cd /selftests/ftrace && ./ftracetest -l /tmp/ftlog ${tests[*]} >/tmp/ft.out 2>&1; echo '=== ftracetest output'; cat /tmp/ft.out" >/dev/null
 vrc=$?
 set -e
 done_stage
 [ $vrc = 0 ] || { tail -30 "$log" >&2; die "the $variant VM failed (status $vrc); console in $log"; }
 # ftracetest's own output, printed after the run so that kernel messages on
 # the console do not cut its lines.
-sed -n '/^=== ftracetest output$/,$p' "$log" > "$res/ftracetest-$variant.out"
-python3 "$ROOT/scripts/ftresults.py" --ftrace-dir "$(readlink -f "$ROOT/build/tree")/tools/testing/selftests/ftrace" \
-	--log "$res/ftracetest-$variant.out" --expect "$ROOT/tests/ftracetest-$expect.expect" \
-	--out "$res/ftracetest-$variant.txt" "${dirs[@]}"
+sed -n '/^=== ftracetest output$/,$p' "$log" > "$res/ftracetest-$name.out"
+python3 "$ROOT/scripts/ftresults.py" --ftrace-dir "$tree/tools/testing/selftests/ftrace" \
+	--log "$res/ftracetest-$name.out" --expect "$ROOT/tests/ftracetest-$expect.expect" \
+	--out "$res/ftracetest-$name.txt" ${part:+--only "${tests[*]}"} "${dirs[@]}"

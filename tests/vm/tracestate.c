@@ -27,6 +27,11 @@ static void cat(const char *path, const char *prefix)
 	fclose(f);
 }
 
+static int not_dot(const struct dirent *d)
+{
+	return d->d_name[0] != '.';
+}
+
 static int cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -41,7 +46,7 @@ int main(void)
 
 	cat(T "/kprobe_events", "");
 	cat(T "/dynamic_events", "");
-	n = scandir(T "/events/fs", &ev, NULL, alphasort);
+	n = scandir(T "/events/fs", &ev, not_dot, alphasort);
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), T "/events/fs/%s/enable", ev[i]->d_name);
 		f = fopen(path, "r");
