@@ -10,6 +10,7 @@
 #   make fuzz     run the fuzz target for FUZZ_SECONDS (default 300); new finds go to fuzz/corpus
 #   make bench    host benchmark of the probe language (see BENCHMARKS.md)
 #   make bench-vm C and the module side by side in the ref VM under -icount
+#   make bench-memory  memory per probe and bulk create/remove, C and module
 #   make profile  where a hit's instructions go: make profile SPEC='p a=%di' [IMPL=--c]
 #   make vectors  re-record tests/vectors/c-ref.txt from the C implementation (ref kernel)
 #   make clean    remove build/ and target/ (the cache under ~/.cache stays)
@@ -18,7 +19,7 @@ VARIANT ?= test
 
 FUZZ_SECONDS ?= 300
 
-.PHONY: run shell check kernel deps host-test fuzz bench bench-vm profile vectors clean
+.PHONY: run shell check kernel deps host-test fuzz bench bench-vm bench-memory profile vectors clean
 
 run:
 	@bash scripts/run.sh
@@ -48,6 +49,9 @@ bench:
 
 bench-vm:
 	@bash scripts/bench-vm.sh
+
+bench-memory:
+	@bash scripts/bench-memory.sh
 
 SPEC ?= p a=%di
 profile:

@@ -52,6 +52,21 @@ use crate::probe::{
 /// A probe's arguments, in kernel memory.
 pub(crate) struct Args(KVec<Arg>);
 
+impl Args {
+    /// The same arguments in a vector of exactly their number: the parser
+    /// grows the list by doubling, and an argument takes 624 bytes.
+    fn exact(self) -> Result<Self> {
+        if self.0.capacity() == self.0.len() {
+            return Ok(self);
+        }
+        let mut v = KVec::with_capacity(self.0.len(), GFP_KERNEL)?;
+        for a in self.0.iter() {
+            v.push(a.clone(), GFP_KERNEL)?;
+        }
+        Ok(Args(v))
+    }
+}
+
 impl ArgList for Args {
     fn push(&mut self, arg: Arg) -> Result<(), ()> {
         self.0.push(arg, GFP_KERNEL).map_err(|_| ())
@@ -773,6 +788,7 @@ impl Probes {
             Ok(Some(p)) => p,
             Err(e) => return Err(Fail::Parse(e)),
         };
+        spec.args = spec.args.exact().map_err(Fail::Kernel)?;
         if self.group != command::DEFAULT_GROUP && spec.group.as_bytes() == command::DEFAULT_GROUP {
             spec.group = command::Name::from_bytes(self.group).unwrap_or_default();
         }

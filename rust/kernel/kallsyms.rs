@@ -69,6 +69,8 @@ pub fn lookup_name(name: &CStr) -> usize {
     unsafe { bindings::kallsyms_lookup_name(name.as_char_ptr()) as usize }
 }
 
+/// Counts one symbol in the `usize` at `data`: [`count`]'s callback for the kernel's own symbols.
+///
 /// # Safety
 ///
 /// `data` must be the `usize` counter given to the iteration.
@@ -83,6 +85,8 @@ struct ModCount<'a> {
     count: usize,
 }
 
+/// Counts module symbol `name` in the `ModCount` at `data` if it is the name looked for.
+///
 /// # Safety
 ///
 /// `data` must be the `ModCount` given to the iteration, `name` a symbol
@@ -269,7 +273,7 @@ pub fn is_kretprobe_trampoline(addr: usize) -> bool {
     addr == bindings::arch_rethook_trampoline as *const () as usize
 }
 
-/// `current->comm`.
+/// The current task's command name (`current->comm`), NUL-terminated.
 pub fn current_comm() -> [u8; 16] {
     let mut out = [0u8; 16];
     // SAFETY: `current` is valid in any task context and its `comm` is a
@@ -279,7 +283,7 @@ pub fn current_comm() -> [u8; 16] {
     out
 }
 
-/// `copy_from_kernel_nofault()`.
+/// Reads kernel memory at `addr` into `dst` without faulting (`copy_from_kernel_nofault()`).
 ///
 /// # Errors
 ///
@@ -295,7 +299,7 @@ pub fn read_kernel(addr: usize, dst: &mut [u8]) -> Result {
     } as i32)
 }
 
-/// `copy_from_user_nofault()`.
+/// Reads user memory at `addr` into `dst` without faulting (`copy_from_user_nofault()`).
 ///
 /// # Errors
 ///

@@ -225,6 +225,10 @@ impl<T: Handler> Registration<T> {
                     (*kp).flags = bindings::KPROBE_FLAG_DISABLED;
                 }
             }
+            // INVARIANT: on success `kp` is registered, with `pre_handler`
+            // set to `pre_handler_callback::<T>` above; `handler` and `symbol`
+            // (which `name` points into) are initialised before `kp`, and
+            // `drop` unregisters `kp` before they are dropped.
             // SAFETY: `kp` is initialised above and stays pinned inside the
             // registration until `drop` unregisters it.
             to_result(unsafe { bindings::register_kprobe(kp) })
@@ -439,6 +443,11 @@ impl<T: RetHandler> RetRegistration<T> {
                 (*rp).maxactive = maxactive as _;
                 (*rp).data_size = data_size;
             }
+            // INVARIANT: on success `rp` is registered, with `handler` and
+            // `entry_handler` set to this type's callbacks for `T` above;
+            // `handler` and `symbol` (which `name` points into) are
+            // initialised before `rp`, and `drop` unregisters `rp` before
+            // they are dropped.
             // SAFETY: initialised above; pinned until drop unregisters it.
             to_result(unsafe { bindings::register_kretprobe(rp) })
         };
@@ -517,6 +526,8 @@ impl<T: RetHandler> PinnedDrop for RetRegistration<T> {
     }
 }
 
+/// The [`RetRegistration<T>`] that kretprobe instance `ri` belongs to, and the instance's data.
+///
 /// # Safety
 ///
 /// `ri` must be an instance of the `rp` of a live `RetRegistration<T>`.
@@ -538,6 +549,8 @@ unsafe fn from_instance<'a, T: RetHandler>(
     }
 }
 
+/// The `entry_handler` of every [`RetRegistration<T>`]: calls [`RetHandler::entry`].
+///
 /// # Safety
 ///
 /// Called by the kprobe core with an instance of a `RetRegistration<T>`.
@@ -552,6 +565,8 @@ unsafe extern "C" fn entry_handler_callback<T: RetHandler>(
     0
 }
 
+/// The `handler` of every [`RetRegistration<T>`]: calls [`RetHandler::ret`] at the return.
+///
 /// # Safety
 ///
 /// Called by the kprobe core with an instance of a `RetRegistration<T>`.
@@ -741,18 +756,24 @@ impl HitBuffers {
             )?;
             bufs.push(b, GFP_KERNEL)?;
         }
+        // INVARIANT: every `busy` flag is clear, and nothing has accessed
+        // the buffers.
         Ok(HitBuffers { bufs })
     }
 
     /// Runs `f` with this CPU's buffer, or returns `None` if it is in use.
     pub fn with<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Option<R> {
         let b = self.bufs.get(processor_id())?;
+        // INVARIANT: the bytes are accessed below only if this swap is the
+        // one that set the flag (it was clear).
         if b.busy.swap(true, Ordering::Acquire) {
             return None;
         }
         // SAFETY: the `busy` flag was clear and is now ours: no other access
         // to `data` until it is released below (type invariant).
         let r = f(unsafe { (&mut *b.data.get()).as_mut_slice() });
+        // INVARIANT: `f` has returned and its borrow of the bytes ended, so
+        // the flag can be released.
         b.busy.store(false, Ordering::Release);
         Some(r)
     }
@@ -822,6 +843,9 @@ impl<T: ModuleComing> ModuleNotifier<T> {
                 (*nb).notifier_call = Some(module_callback::<T>);
                 (*nb).priority = 2;
             }
+            // INVARIANT: on success `nb` is registered, with `notifier_call`
+            // set to `module_callback::<T>` above; `data` is initialised
+            // before `nb`, and `drop` unregisters `nb`.
             // SAFETY: initialised above; pinned until drop.
             to_result(unsafe { bindings::register_module_notifier(nb) })
         };
@@ -848,6 +872,8 @@ impl<T: ModuleComing> PinnedDrop for ModuleNotifier<T> {
     }
 }
 
+/// The `notifier_call` of every [`ModuleNotifier<T>`]: calls [`ModuleComing::coming`].
+///
 /// # Safety
 ///
 /// Called by the module notifier chain with the `nb` of a

@@ -39,6 +39,9 @@ unsafe impl Sync for StrParam {}
 impl StrParam {
     /// A parameter not given yet.
     pub const fn new() -> Self {
+        // INVARIANT: null; only the kernel's parameter parser writes it, at
+        // load, before `init` starts (the `kernel_param` that
+        // `module_param_str!` makes).
         Self(UnsafeCell::new(core::ptr::null_mut()))
     }
 
@@ -131,6 +134,10 @@ macro_rules! module_param_str {
                     mod_: unsafe { __this_module.get() },
                     #[cfg(not(MODULE))]
                     mod_: ::core::ptr::null_mut(),
+                    // INVARIANT: `param_ops_charp` sets `$name` to a
+                    // NUL-terminated string that lives until the module is
+                    // freed, and only when the parameters are parsed at load
+                    // (before `init`): `perm` 0444 gives no way to set it later.
                     // SAFETY: a static the kernel exports.
                     ops: unsafe { ::core::ptr::addr_of!($crate::bindings::param_ops_charp) },
                     perm: 0o444,

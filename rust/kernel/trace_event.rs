@@ -117,10 +117,14 @@ impl fmt::Write for TraceSeq {
 pub struct EventFile(Opaque<bindings::trace_event_file>);
 
 impl EventFile {
+    /// Borrows the `trace_event_file` at `ptr` as an [`EventFile`] for `'a`.
+    ///
     /// # Safety
     ///
     /// `ptr` must be valid for `'a`.
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::trace_event_file) -> &'a Self {
+        // INVARIANT: the caller guarantees that `ptr` is a valid
+        // `trace_event_file` for `'a`, as long as the reference can be used.
         // SAFETY: `repr(transparent)`; validity by the caller.
         unsafe { &*ptr.cast::<Self>() }
     }
@@ -179,8 +183,9 @@ impl EventFile {
         // SAFETY: filled in by a successful reserve.
         let mut fbuffer = unsafe { fbuffer.assume_init() };
         fbuffer.regs = regs;
-        // INVARIANT: `regs` is null or lives as long as the file borrow
-        // (`reserve_hit`).
+        // INVARIANT: `trace_event_buffer_reserve()` reserved the `len`
+        // bytes at `entry` and filled in `fbuffer` for the commit; `regs` is
+        // null or lives as long as the file borrow (`reserve_hit`).
         Some(Reservation {
             fbuffer,
             entry: entry.cast(),
@@ -274,6 +279,8 @@ impl ErrorLog {
         for c in t.iter() {
             ptrs.push(c.as_char_ptr(), GFP_KERNEL)?;
         }
+        // INVARIANT: `ptrs[i]` is `t[i].as_char_ptr()`; a `CString`'s bytes
+        // do not move with the vector, and neither vector changes after this.
         Ok(ErrorLog { texts: t, ptrs })
     }
 
@@ -426,9 +433,13 @@ pub const MAX_INSTANCES: usize = 16;
 /// [`FileSet::remove`] has cleared it and waited for readers.
 pub struct FileSet {
     files: [AtomicPtr<bindings::trace_event_file>; MAX_INSTANCES],
-    /// Non-null entries: the hit path checks this and stops walking `files`
-    /// after that many, so the usual single instance costs one slot.
-    count: AtomicUsize,
+    /// One past the last non-null entry: the hit path walks `files` up to
+    /// here, so the usual single instance costs one slot. (A count of the
+    /// entries, as before, let a walk stop before an entry that stayed
+    /// enabled when another was removed and a third added in front of it
+    /// meanwhile.) Changed only by `add` and `remove`, which the tracing
+    /// core calls under `event_mutex`.
+    end: AtomicUsize,
 }
 
 impl Default for FileSet {
@@ -440,9 +451,10 @@ impl Default for FileSet {
 impl FileSet {
     /// No instance.
     pub const fn new() -> Self {
+        // INVARIANT: every entry is null.
         FileSet {
             files: [const { AtomicPtr::new(ptr::null_mut()) }; MAX_INSTANCES],
-            count: AtomicUsize::new(0),
+            end: AtomicUsize::new(0),
         }
     }
 
@@ -452,7 +464,11 @@ impl FileSet {
     ///
     /// `ENOSPC` beyond [`MAX_INSTANCES`].
     pub fn add(&self, file: &EventFile) -> Result {
-        for slot in &self.files {
+        for (i, slot) in self.files.iter().enumerate() {
+            // INVARIANT: `file` is the instance whose `TRACE_REG_REGISTER`
+            // the caller (`Event::register`) is handling, valid until its
+            // `TRACE_REG_UNREGISTER`, where `remove` clears it (a contract of
+            // the caller: not checked here).
             let taken = slot.compare_exchange(
                 ptr::null_mut(),
                 file.as_raw(),
@@ -460,7 +476,8 @@ impl FileSet {
                 Ordering::Relaxed,
             );
             if taken.is_ok() {
-                self.count.fetch_add(1, Ordering::AcqRel);
+                // After the entry: a walk that sees the new end sees it.
+                self.end.fetch_max(i + 1, Ordering::Release);
                 return Ok(());
             }
         }
@@ -471,23 +488,31 @@ impl FileSet {
     /// handler can see it any more.
     pub fn remove(&self, file: &EventFile) {
         for slot in &self.files {
-            let gone = slot.compare_exchange(
+            // INVARIANT: cleared in `TRACE_REG_UNREGISTER` (the caller is
+            // `Event::unregister`), before the core lets go of `file`;
+            // `synchronize_rcu()` below waits for the readers that saw it.
+            let _ = slot.compare_exchange(
                 file.as_raw(),
                 ptr::null_mut(),
                 Ordering::AcqRel,
                 Ordering::Relaxed,
             );
-            if gone.is_ok() {
-                self.count.fetch_sub(1, Ordering::AcqRel);
-            }
         }
+        // Entries that stay are all before the new end (writers are
+        // serialised by `event_mutex`, so nothing is added meanwhile).
+        let end = self
+            .files
+            .iter()
+            .rposition(|slot| !slot.load(Ordering::Relaxed).is_null())
+            .map_or(0, |i| i + 1);
+        self.end.store(end, Ordering::Release);
         // SAFETY: no preconditions; waits for `for_each` callers.
         unsafe { bindings::synchronize_rcu() };
     }
 
     /// Whether no instance is enabled.
     pub fn is_empty(&self) -> bool {
-        self.count.load(Ordering::Relaxed) == 0
+        self.end.load(Ordering::Relaxed) == 0
     }
 
     /// Calls `f` for each enabled instance. A file added meanwhile may be
@@ -495,14 +520,10 @@ impl FileSet {
     pub fn for_each(&self, mut f: impl FnMut(&EventFile)) {
         // SAFETY: an RCU-sched read side; `remove` waits for it.
         unsafe { bindings::rcu_read_lock_sched_notrace() };
-        let mut left = self.count.load(Ordering::Acquire);
-        for slot in &self.files {
-            if left == 0 {
-                break;
-            }
+        let end = self.end.load(Ordering::Acquire).min(MAX_INSTANCES);
+        for slot in &self.files[..end] {
             let p = slot.load(Ordering::Acquire);
             if !p.is_null() {
-                left -= 1;
                 // SAFETY: by the type invariant `p` stays valid until
                 // `remove` returns, which waits for this read side.
                 f(unsafe { EventFile::from_raw(p) });
@@ -556,10 +577,14 @@ pub trait Event: Sync + Sized {
 pub struct PerfCall(Opaque<bindings::trace_event_call>);
 
 impl PerfCall {
+    /// Borrows the `trace_event_call` at `ptr`, which perf has open, as a [`PerfCall`] for `'a`.
+    ///
     /// # Safety
     ///
     /// `ptr` must be a registered event that perf has open, for `'a`.
     unsafe fn from_raw<'a>(ptr: *mut bindings::trace_event_call) -> &'a Self {
+        // INVARIANT: the caller guarantees that `ptr` is a registered event
+        // that perf has open for `'a`, as long as the reference can be used.
         // SAFETY: `repr(transparent)`; validity by the caller.
         unsafe { &*ptr.cast::<Self>() }
     }
@@ -618,7 +643,11 @@ impl PerfCall {
         if buf.is_null() {
             return None;
         }
-        // INVARIANT: `buf` has `size >= len` bytes, owned until submitted.
+        // INVARIANT: `buf` has `size >= len` bytes, owned until submitted,
+        // taken with recursion context `rctx`; `head` is the list of perf
+        // events on the call of the CPU `trace_event_perf_head()` ran on
+        // (this CPU, preemption being disabled by the caller); `regs` are
+        // the hit's registers.
         Some(PerfRecord {
             buf: buf.cast(),
             len,
@@ -708,6 +737,7 @@ impl Default for PerfSlot {
 impl PerfSlot {
     /// Empty.
     pub const fn new() -> Self {
+        // INVARIANT: `call` is null.
         PerfSlot {
             call: AtomicPtr::new(ptr::null_mut()),
         }
@@ -715,12 +745,18 @@ impl PerfSlot {
 
     /// Keeps `perf` (from [`Event::perf_register`]).
     pub fn set(&self, perf: &PerfCall) {
+        // INVARIANT: `perf` is the event whose `TRACE_REG_PERF_REGISTER` the
+        // caller (`Event::perf_register`) is handling; `clear` forgets it in
+        // its `TRACE_REG_PERF_UNREGISTER` (a contract of the caller: not
+        // checked here).
         self.call.store(perf.as_raw(), Ordering::Release);
     }
 
     /// Forgets it (from [`Event::perf_unregister`]) and waits until no
     /// handler can see it any more.
     pub fn clear(&self) {
+        // INVARIANT: null from here on; `synchronize_rcu()` below waits for
+        // the `with` callers that loaded the old value.
         self.call.store(ptr::null_mut(), Ordering::Release);
         // SAFETY: no preconditions; waits for `with` callers.
         unsafe { bindings::synchronize_rcu() };
@@ -945,6 +981,10 @@ impl<T: Event> Registration<T> {
                 (*call).flags =
                     (bindings::TRACE_EVENT_FL_KPROBE | bindings::TRACE_EVENT_FL_DYNAMIC) as _;
                 (*call).module = module.as_ptr().cast();
+                // INVARIANT: every field is initialised above, in the pinned
+                // slot, and `class`, `funcs`, `fields` and the strings are
+                // reachable from `call`; on success `call` is registered with
+                // `removed` false, on failure nothing is and the init fails.
                 let r = add_event_call(lock, call, &(*slot).system, &(*slot).name);
                 if r.is_err() {
                     ptr::drop_in_place(ptr::addr_of_mut!((*slot).data));
@@ -982,10 +1022,14 @@ impl<T: Event> Registration<T> {
             return Ok(());
         }
         remove_event_call(lock, self.call.get())?;
+        // INVARIANT: `call` is no longer registered; `removed` says so,
+        // written with `event_mutex` held (`lock`).
         self.removed.store(true, Ordering::Relaxed);
         Ok(())
     }
 
+    /// The `Registration<T>` whose `call` field is at `call`.
+    ///
     /// # Safety
     ///
     /// `call` must be the `call` of a live `Registration<T>`.
@@ -994,6 +1038,8 @@ impl<T: Event> Registration<T> {
         unsafe { &*crate::container_of!(call, Self, call) }
     }
 
+    /// The class's `define_fields`: has [`Event::define_fields`] define the record's fields.
+    ///
     /// # Safety
     ///
     /// Called by the tracing core with the `call` of a `Registration<T>`.
@@ -1009,6 +1055,8 @@ impl<T: Event> Registration<T> {
         })
     }
 
+    /// The class's `reg`: tells the [`Event`] of an instance's or perf's (un)registration.
+    ///
     /// # Safety
     ///
     /// Called by the tracing core with the `call` of a `Registration<T>`.
@@ -1049,6 +1097,8 @@ impl<T: Event> Registration<T> {
         })
     }
 
+    /// The event's `trace` output: prints the iterator's record with [`Event::print`].
+    ///
     /// # Safety
     ///
     /// Called by the tracing core with an iterator on a record of a
@@ -1073,6 +1123,8 @@ impl<T: Event> Registration<T> {
         };
         // SAFETY: as above.
         let record = unsafe { core::slice::from_raw_parts(ent.cast::<u8>(), size.max(0) as usize) };
+        // INVARIANT: `seq` is the iterator's `trace_seq`, valid during this
+        // output call, and the reference does not outlive the call.
         // SAFETY: `seq` is valid for the call; `TraceSeq` is transparent.
         let _ = this
             .data
@@ -1098,20 +1150,13 @@ impl<T: Event> PinnedDrop for Registration<T> {
         if this.removed.load(Ordering::Relaxed) {
             return;
         }
-        let mut warned = false;
-        loop {
-            let lock = lock_events();
-            if remove_event_call(&lock, this.call.get()).is_ok() {
-                break;
-            }
-            drop(lock);
-            if !warned {
-                crate::pr_warn!("trace_event: waiting for the users of a busy event to let go\n");
-                warned = true;
-            }
-            // SAFETY: no preconditions; `event_mutex` is not held here.
-            unsafe { bindings::msleep(10) };
-        }
+        // INVARIANT: once this returns, `call` is no longer registered.
+        // `removed` is not set: nothing reads it after the drop.
+        // `event_mutex` is held only inside each try.
+        crate::tracefs::wait_until(
+            "trace_event: waiting for the users of a busy event to let go",
+            || remove_event_call(&lock_events(), this.call.get()).is_ok(),
+        );
     }
 }
 
@@ -1223,6 +1268,8 @@ pub struct EventLock {
 }
 
 impl EventLock {
+    /// The [`EventLock`] proof, for code the tracing core calls with `event_mutex` held.
+    ///
     /// # Safety
     ///
     /// `event_mutex` must be held for `'a`.

@@ -42,11 +42,15 @@ use core::{
 pub struct SeqFile(Opaque<bindings::seq_file>);
 
 impl SeqFile {
+    /// Borrows the `seq_file` at `ptr` exclusively as a [`SeqFile`] for `'a`.
+    ///
     /// # Safety
     ///
     /// `ptr` must be a valid `seq_file` for the lifetime `'a`, not used
     /// elsewhere meanwhile.
     pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::seq_file) -> &'a mut Self {
+        // INVARIANT: the caller guarantees that `ptr` is a valid `seq_file`
+        // for `'a`, as long as the returned reference can be used.
         // SAFETY: `repr(transparent)`; validity by the caller.
         unsafe { &mut *ptr.cast::<Self>() }
     }
@@ -219,7 +223,11 @@ impl<T: Operations> File<T> {
                 let fops = if T::HAS_WRITE { &FOPS_RW.0 } else { &FOPS_RO.0 };
                 match create_file(name, mode, shared.cast(), fops) {
                     Ok((dentry, inode)) => {
-                        // INVARIANT: the inode's private pointer is `shared`.
+                        // INVARIANT: `dentry` is the file `create_file()` made,
+                        // whose inode has `shared` (with `data` above) as its
+                        // private pointer; `inode` is the reference it took to
+                        // that inode. `opens` was 0 before the file existed, so
+                        // it counts every open that found `shared`.
                         ptr::addr_of_mut!((*slot).dentry).write(dentry);
                         ptr::addr_of_mut!((*slot).inode).write(inode);
                         Ok(())
@@ -248,6 +256,22 @@ impl<T: Operations> PinnedDrop for File<T> {
     }
 }
 
+/// Sleeps in steps of 10 ms until `done()` returns true, warning once with
+/// `what` if it did not at first: how a drop waits for users it cannot
+/// refuse (open files here, a busy event in `trace_event`). Process context
+/// without spinlocks held.
+pub(crate) fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let mut warned = false;
+    while !done() {
+        if !warned {
+            crate::pr_warn!("{}\n", what);
+            warned = true;
+        }
+        // SAFETY: no preconditions; the caller may sleep.
+        unsafe { bindings::msleep(10) };
+    }
+}
+
 /// Removes a `File`'s file and waits until nothing reaches `shared`. Not
 /// generic: `tracefs_remove()` is not exported to modules.
 ///
@@ -269,15 +293,10 @@ unsafe fn remove_file(dentry: *mut bindings::dentry, inode: *mut bindings::inode
     }
     // The files open now (and opens that found `shared` before) use
     // `shared` and the data until their release.
-    let mut warned = false;
-    while shared.opens.load(Ordering::Acquire) != 0 {
-        if !warned {
-            crate::pr_warn!("tracefs: waiting for the open files of a removed file\n");
-            warned = true;
-        }
-        // SAFETY: no preconditions.
-        unsafe { bindings::msleep(10) };
-    }
+    wait_until(
+        "tracefs: waiting for the open files of a removed file",
+        || shared.opens.load(Ordering::Acquire) == 0,
+    );
     // SAFETY: the reference taken by `create_file()`.
     unsafe { bindings::iput(inode) };
 }
@@ -344,6 +363,8 @@ const fn fops(write: bool) -> Fops {
 static FOPS_RO: Fops = fops(false);
 static FOPS_RW: Fops = fops(true);
 
+/// Opens a [`File`]'s file: checks lockdown, counts the open, then runs [`Operations::open`].
+///
 /// # Safety
 ///
 /// Called by the VFS with a valid inode of a file made by a `File`.
@@ -365,6 +386,8 @@ unsafe extern "C" fn open(
             let shared = (*inode).i_private.cast::<Shared>().cast_const();
             let taken = !shared.is_null() && bindings::try_module_get((*shared).module);
             if taken {
+                // INVARIANT: this open found `shared` and holds the module
+                // reference taken above: it is counted until `put()`.
                 // The `File` waits for this count before it goes.
                 (*shared).opens.fetch_add(1, Ordering::Relaxed);
             }
@@ -392,6 +415,8 @@ unsafe extern "C" fn open(
 unsafe fn put(shared: *const Shared) {
     // SAFETY: valid until the count drops (by the caller's guarantee).
     let module = unsafe { (*shared).module };
+    // INVARIANT: this open ends; the module reference it held is dropped
+    // just below, and is no longer counted by `opens`.
     // SAFETY: as above; after this, `shared` is not used.
     unsafe { (*shared).opens.fetch_sub(1, Ordering::Release) };
     // SAFETY: the reference `open()` took. This function is built-in code,
@@ -414,6 +439,8 @@ unsafe fn shared_of(file: *mut bindings::file) -> *const Shared {
     }
 }
 
+/// Releases a file opened by `open()`: frees its `seq_file` and ends the counted open.
+///
 /// # Safety
 ///
 /// Called by the VFS with a file opened by `open()`.
@@ -430,6 +457,8 @@ unsafe extern "C" fn release(
     0
 }
 
+/// Passes a `write()` on a [`File`]'s file to the [`Operations::write`] of its data.
+///
 /// # Safety
 ///
 /// Called by the VFS with a file opened by `open()`.
@@ -458,6 +487,8 @@ impl<T: Operations> Adapter<T> {
         write: Self::write,
     };
 
+    /// Runs [`Operations::open`], then makes `file` a `seq_file` of [`Operations::show`].
+    ///
     /// # Safety
     ///
     /// `shared` is the counted `Shared` of a `File<T>`; `file` is being
@@ -476,6 +507,8 @@ impl<T: Operations> Adapter<T> {
         })
     }
 
+    /// Fills the `seq_file` of an open `File<T>` with its data's [`Operations::show`].
+    ///
     /// # Safety
     ///
     /// Called by `seq_read()` with the `seq_file` made by `open`.
@@ -489,6 +522,8 @@ impl<T: Operations> Adapter<T> {
         })
     }
 
+    /// Passes a write to the [`Operations::write`] of the `File<T>`'s data.
+    ///
     /// # Safety
     ///
     /// `shared` is the counted `Shared` of a `File<T>`.

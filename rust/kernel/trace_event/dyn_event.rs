@@ -236,6 +236,8 @@ impl<P: Provider> Type<P> {
                     free: Some(Self::free),
                     match_: Some(Self::match_),
                 });
+                // INVARIANT: on success `ops` is in the core's list and the
+                // registry, with `data` initialised; no entry has `ops` yet.
                 let r = register(TypeId::of::<P>(), slot.cast(), ops);
                 if r.is_err() {
                     ptr::drop_in_place(ptr::addr_of_mut!((*slot).data));
@@ -261,6 +263,8 @@ impl<P: Provider> Type<P> {
         &self.data
     }
 
+    /// The `Type<P>` that `ev` belongs to, and the data of the `Entry` whose `raw` is `ev`.
+    ///
     /// # Safety
     ///
     /// `ev` must be in `dyn_event_list` with `ops` of a live `Type<P>`.
@@ -274,6 +278,8 @@ impl<P: Provider> Type<P> {
         }
     }
 
+    /// The type's `create`: offers a `dynamic_events` line to [`Provider::create`].
+    ///
     /// # Safety
     ///
     /// Called by the core with `dyn_event_ops_mutex` held and a
@@ -291,6 +297,8 @@ impl<P: Provider> Type<P> {
         from_result(|| P::create(this, cmd).map(|()| 0))
     }
 
+    /// The type's `show`: writes an entry's line with [`Provider::show`].
+    ///
     /// # Safety
     ///
     /// Called by the core with `event_mutex` held and one of our linked
@@ -303,6 +311,8 @@ impl<P: Provider> Type<P> {
         from_result(|| this.data.show(lock, e, m).map(|()| 0))
     }
 
+    /// The type's `is_busy`: asks [`Provider::is_busy`] whether an entry cannot be removed now.
+    ///
     /// # Safety
     ///
     /// Called by the core with `event_mutex` held and one of our linked
@@ -314,6 +324,8 @@ impl<P: Provider> Type<P> {
         this.data.is_busy(unsafe { EventLock::assume_held() }, e)
     }
 
+    /// The type's `free`: removes an entry with [`Provider::free`].
+    ///
     /// # Safety
     ///
     /// Called by the core with `event_mutex` held and one of our linked
@@ -326,6 +338,8 @@ impl<P: Provider> Type<P> {
         from_result(|| this.data.free(lock, e).map(|()| 0))
     }
 
+    /// The type's `match`: asks [`Provider::matches`] whether a removal command names an entry.
+    ///
     /// # Safety
     ///
     /// Called by the core with `event_mutex` held and one of our linked
@@ -362,6 +376,9 @@ impl<P: Provider> Type<P> {
 impl<P: Provider> PinnedDrop for Type<P> {
     fn drop(self: Pin<&mut Self>) {
         let ops = self.ops.get();
+        // INVARIANT: `ops` leaves the core's list and the registry only
+        // here, in the drop; the entries still linked with it are unlinked
+        // below, before `ops` goes away.
         // No `create` runs once this returns.
         unregister(TypeId::of::<P>(), ops);
         // Unlink the entries left, so that nothing reaches `ops`.
@@ -417,7 +434,7 @@ unsafe fn link(raw: *mut RawEvent, ops: *mut Operations) {
     }
 }
 
-/// `dyn_event_remove()`.
+/// Takes `raw` out of `dyn_event_list`, leaving it linked to itself (`dyn_event_remove()`).
 ///
 /// # Safety
 ///
@@ -500,6 +517,8 @@ fn unregister_id(id: TypeId) {
     unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(dyn_event_ops_mutex)) };
 }
 
+/// The `Type` registered for the Rust type `id`, as a raw pointer, if there is one.
+///
 /// # Safety
 ///
 /// `dyn_event_ops_mutex` must be held.
@@ -538,6 +557,7 @@ unsafe impl<T: Sync> Sync for Entry<T> {}
 impl<T> Entry<T> {
     /// An entry, not linked yet.
     pub fn new(data: T) -> impl PinInit<Self> {
+        // INVARIANT: `linked` is false: `raw` is in no list.
         pin_init!(Entry {
             raw: Opaque::uninit(),
             linked: AtomicBool::new(false),
@@ -553,7 +573,10 @@ impl<T> Entry<T> {
 
     /// Whether the entry is listed in `dynamic_events`.
     pub fn is_linked(&self) -> bool {
-        self.linked.load(Ordering::Relaxed)
+        // Acquire, with the Release stores below: an entry found unlinked
+        // without `event_mutex` (its drop) sees the list writes of whoever
+        // unlinked it (a `Type` dropped on another CPU) done.
+        self.linked.load(Ordering::Acquire)
     }
 
     /// Lists the entry last in `dynamic_events`, as one of `ty`'s
@@ -563,12 +586,14 @@ impl<T> Entry<T> {
             return;
         }
         let raw = self.raw.get();
+        // INVARIANT: `raw` gets `ty`'s `ops` as the `raw` field of this
+        // `Entry<P::Entry>`, which unlinks it before it is freed (`drop`).
         // SAFETY: `event_mutex` is held (`_lock`); `raw` is pinned (an
         // `Entry` is only made by pinned initialisation) and unlinked; `ty`
         // is registered, and unlinks its entries before it goes away.
         unsafe { link(raw, ty.ops.get()) };
         // INVARIANT: linked, with `ty`'s `ops`, under `event_mutex`.
-        self.linked.store(true, Ordering::Relaxed);
+        self.linked.store(true, Ordering::Release);
     }
 
     /// Takes the entry out of `dynamic_events` (`dyn_event_remove()`).
@@ -583,7 +608,7 @@ impl<T> Entry<T> {
         // SAFETY: `event_mutex` is held; the entry is linked.
         unsafe { unlink(self.raw.get()) };
         // INVARIANT: unlinked, under `event_mutex`.
-        self.linked.store(false, Ordering::Relaxed);
+        self.linked.store(false, Ordering::Release);
     }
 }
 
@@ -602,6 +627,8 @@ impl<T> PinnedDrop for Entry<T> {
         // while listed is unlinked here, which takes `event_mutex`; whoever
         // drops one while holding it removes it first.
         if self.is_linked() {
+            // INVARIANT: unlinked before it is freed, so that every entry
+            // in `dyn_event_list` with a `Type`'s `ops` is live.
             self.unlink(&lock_events());
         }
     }

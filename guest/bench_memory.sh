@@ -1,0 +1,37 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Memory per probe, C and the module in one boot of `ref` (run by
+# scripts/bench-memory.sh): N probes `p vfs_read a=%di b=+0(%si):u64`
+# defined in one write() to kprobe_events (C) or rkprobe_events (module);
+# Slab, Percpu and MemAvailable (/proc/meminfo, kB) before and after, then
+# the time to remove them by truncation. Prints "impl|what|value" lines.
+N=${1:-1000}
+T=/sys/kernel/tracing
+modprobe rust_kprobe_events || exit 1
+mem() { awk -v k="$1" '$1 == k":" {print $2}' /proc/meminfo; }
+settle() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null; sleep 1; }
+run() { # impl file group
+	i=0
+	while [ $i -lt $N ]; do echo "p:$3/p$i vfs_read a=%di b=+0(%si):u64"; i=$((i + 1)); done > /tmp/lines
+	settle
+	s0=$(mem Slab) p0=$(mem Percpu) a0=$(mem MemAvailable)
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	dd if=/tmp/lines of=$T/$2 bs=4M 2>/dev/null || echo "$1|error|the write failed"
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	[ "$(grep -c . $T/$2)" = "$N" ] || echo "$1|error|$(grep -c . $T/$2) probes defined, not $N"
+	settle
+	s1=$(mem Slab) p1=$(mem Percpu) a1=$(mem MemAvailable)
+	t2=$(cut -d' ' -f1 /proc/uptime)
+	: > $T/$2
+	t3=$(cut -d' ' -f1 /proc/uptime)
+	echo "$1|slab_kb|$((s1 - s0))"
+	echo "$1|percpu_kb|$((p1 - p0))"
+	echo "$1|memavailable_drop_kb|$((a0 - a1))"
+	echo "$1|create_s|$(echo "$t1 $t0" | awk '{print $1 - $2}')"
+	echo "$1|truncate_s|$(echo "$t3 $t2" | awk '{print $1 - $2}')"
+}
+run RUST rkprobe_events rmem
+run C kprobe_events cmem
+run RUST rkprobe_events rmem2
+run C kprobe_events cmem2
