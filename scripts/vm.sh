@@ -60,6 +60,13 @@ timeout --foreground "$timeout" "${qemu[@]}" -append "$append rkpe.cmd=$cmd" \
 	-serial stdio -monitor none -display none </dev/null 2>&1 | tr -d '\r' | tee "$log"
 qrc=${PIPESTATUS[0]}
 set -e
+# A kernel message printed while the guest was in the middle of a line (a
+# loaded host makes e.g. the clocksource watchdog talk) cuts that line in
+# two on the console: move such messages after the line they cut, so that
+# what the tests printed reads whole in the log (the splat checks below see
+# the messages at the start of their own lines).
+# (Lines with an escape, the firmware's screen clearing, are left alone.)
+perl -0pi -e 's/^(?!\[ *\d+\.\d+\] )([^\n\e]+?)((?:\[ *\d+\.\d+\] [^\n]*\n)+)((?!\[ *\d+\.\d+\] )[^\n]*\n)/$1$3$2/mg' "$log"
 if [ "$qrc" = 124 ]; then
 	echo "vm: timed out after ${timeout}s" >&2
 	exit 124
