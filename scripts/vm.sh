@@ -79,9 +79,10 @@ if [ -n "$allow" ] && grep -E '^\[ *[0-9]+\.[0-9]+\] WARNING:' "$log" | grep -Eq
 	echo "vm: allowed warnings (--allow-warning):" >&2
 	grep -E '^\[ *[0-9]+\.[0-9]+\] WARNING:' "$log" | grep -E "$allow" | head -5 >&2
 fi
-if [ -n "$(splats)" ]; then
+found=$(splats || true)
+if [ -n "$found" ]; then
 	echo "vm: the kernel reported a problem:" >&2
-	splats | head -5 >&2
+	echo "$found" | head -5 >&2
 	exit 125
 fi
 rc=$(sed -n 's/^RKPE-RESULT: \([0-9]*\)$/\1/p' "$log" | tail -1)

@@ -12,8 +12,8 @@
 # with a clean rmmod and modprobe. Prints the count of allocations failed.
 #
 # Three outcomes are the kernel core's, the same for C's kprobe events, and
-# are counted apart rather than failed on (each needs its core's own message
-# or shape, anything else still fails):
+# are counted apart rather than failed on (each recognised by its exact
+# shape in the snapshot; anything else still fails):
 # - "event without a directory": trace_add_event_call() succeeds whatever
 #   __add_event_to_tracers() (trace_events.c:4077) meets: a failed
 #   trace_create_new_event() is dropped silently (:3315), a failed
