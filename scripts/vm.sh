@@ -12,7 +12,7 @@
 # line (or the guest never reported a result). --allow-warning ERE: a
 # "WARNING:" line that matches ERE does not count (the kernel core's own
 # warnings under fault injection, see tests/vm/failslab.sh); every other
-# splat still does.
+# splat still does. RKPE_APPEND adds kernel parameters (for experiments).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -39,7 +39,7 @@ img=$(bash "$ROOT/scripts/initramfs.sh" "$variant")
 
 qemu=(qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m "$mem" -nographic -no-reboot
 	-kernel "$b/bzImage" -initrd "$img" "${icount[@]}" "${hostroot[@]}")
-append="console=ttyS0 panic=-1 printk.time=1 quiet loglevel=5"
+append="console=ttyS0 panic=-1 printk.time=1 quiet loglevel=5${RKPE_APPEND:+ $RKPE_APPEND}"
 # A built-in parameter the kernel crate's module_param doctest reads back.
 module_variant "$variant" && append+=" rkpe_doctest.greeting=hello"
 

@@ -33,7 +33,7 @@ use kernel::{
     trace_event::{
         self,
         dyn_event::{self, Args as DynArgs, Entry, Type},
-        lock_events, EventFile, EventLock, Field, Fields, FileSet, PerfCall, PerfSlot, TraceSeq,
+        lock_events, EventFile, EventLock, Field, Fields, Targets, TraceSeq,
     },
     tracefs::SeqFile,
     ThisModule,
@@ -89,9 +89,9 @@ pub(crate) struct EventShared {
     layout: KVec<Arg>,
     /// `(type, name)` of each field after the common ones, as C strings.
     field_strings: KVec<(CString, CString)>,
-    files: FileSet,
-    /// perf and BPF, while perf has the event open.
-    perf: PerfSlot,
+    /// The instances the event is enabled in, and perf and BPF while perf
+    /// has it open: kept by the event's registration.
+    targets: Arc<Targets>,
     /// The event's probes, armed while the event is in use (`in_use`).
     #[pin]
     arm: Mutex<KVec<Kp>>,
@@ -135,7 +135,7 @@ impl EventShared {
     /// Enabled in some instance or open by perf (`trace_probe_is_enabled()`:
     /// `TP_FLAG_TRACE | TP_FLAG_PROFILE`): armed, and not removable.
     fn in_use(&self) -> bool {
-        !self.files.is_empty() || self.perf.is_set()
+        self.targets.in_use()
     }
 }
 
@@ -239,7 +239,7 @@ fn write(
     len: usize,
     mut fill: impl FnMut(&mut [u8]),
 ) {
-    ev.files.for_each(|f| {
+    ev.targets.files().for_each(|f| {
         if f.soft_disabled() {
             return;
         }
@@ -248,7 +248,7 @@ fn write(
         };
         put(r.bytes(), hs, head, len, &mut fill);
     });
-    if ev.perf.is_set() {
+    if ev.targets.perf().is_set() {
         write_perf(ev, regs, hs, head, len, &mut fill);
     }
 }
@@ -264,7 +264,7 @@ fn write_perf(
     len: usize,
     fill: &mut dyn FnMut(&mut [u8]),
 ) {
-    ev.perf.with(|p| {
+    ev.targets.perf().with(|p| {
         if !p.run_bpf(regs) {
             return;
         }
@@ -335,6 +335,39 @@ impl kprobes::RetHandler for RetHit {
 /// The trace event's callbacks.
 pub(crate) struct Event(Arc<EventShared>);
 
+impl Event {
+    /// A new user (an instance or perf), not yet among the targets:
+    /// `enable_trace_kprobe()` arms the probes. An enabled event pins the
+    /// module: it cannot be unloaded then.
+    fn enable(&self) -> Result {
+        if !trace_event::module_get(self.0.module) {
+            return Err(ENODEV);
+        }
+        let r = self.0.set_armed(true);
+        if r.is_err() {
+            // enable_trace_kprobe(): roll back, unless another user keeps
+            // the probes armed.
+            if !self.0.in_use() {
+                let _ = self.0.set_armed(false);
+            }
+            trace_event::module_put(self.0.module);
+        }
+        r
+    }
+
+    /// A user gone from the targets: `disable_trace_kprobe()` disarms the
+    /// probes when it was the last.
+    fn disable(&self) -> Result {
+        let r = if self.0.in_use() {
+            Ok(())
+        } else {
+            self.0.set_armed(false)
+        };
+        trace_event::module_put(self.0.module);
+        r
+    }
+}
+
 #[vtable]
 impl trace_event::Event for Event {
     fn define_fields<'a>(&'a self, fields: &mut Fields<'a>) -> Result {
@@ -378,57 +411,25 @@ impl trace_event::Event for Event {
         )
     }
 
-    fn register(&self, file: &EventFile) -> Result {
-        // An enabled event pins the module: it cannot be unloaded then.
-        if !trace_event::module_get(self.0.module) {
-            return Err(ENODEV);
-        }
-        let r = self.0.files.add(file).and_then(|()| self.0.set_armed(true));
-        if r.is_err() {
-            // enable_trace_kprobe(): roll back.
-            self.0.files.remove(file);
-            if !self.0.in_use() {
-                let _ = self.0.set_armed(false);
-            }
-            trace_event::module_put(self.0.module);
-        }
-        r
+    /// `enable_trace_kprobe(call, file)`: the registration adds the file
+    /// to the event's targets when this succeeds.
+    fn register(&self, _file: &EventFile) -> Result {
+        self.enable()
     }
 
-    fn unregister(&self, file: &EventFile) -> Result {
-        self.0.files.remove(file);
-        if !self.0.in_use() {
-            self.0.set_armed(false)?;
-        }
-        trace_event::module_put(self.0.module);
-        Ok(())
+    /// `disable_trace_kprobe(call, file)`: the file has left the targets.
+    fn unregister(&self, _file: &EventFile) -> Result {
+        self.disable()
     }
 
     /// `enable_trace_kprobe(call, NULL)`: perf opened the event.
-    fn perf_register(&self, perf: &PerfCall) -> Result {
-        if !trace_event::module_get(self.0.module) {
-            return Err(ENODEV);
-        }
-        self.0.perf.set(perf);
-        let r = self.0.set_armed(true);
-        if r.is_err() {
-            self.0.perf.clear();
-            if !self.0.in_use() {
-                let _ = self.0.set_armed(false);
-            }
-            trace_event::module_put(self.0.module);
-        }
-        r
+    fn perf_register(&self) -> Result {
+        self.enable()
     }
 
     /// `disable_trace_kprobe(call, NULL)`.
-    fn perf_unregister(&self, _perf: &PerfCall) -> Result {
-        self.0.perf.clear();
-        if !self.0.in_use() {
-            self.0.set_armed(false)?;
-        }
-        trace_event::module_put(self.0.module);
-        Ok(())
+    fn perf_unregister(&self) -> Result {
+        self.disable()
     }
 }
 
@@ -901,6 +902,8 @@ impl Probes {
         for a in spec.args.as_slice() {
             layout.push(a.clone(), GFP_KERNEL)?;
         }
+        let targets = Targets::new()?;
+        let event_targets = targets.clone();
         let shared = Arc::pin_init(
             pin_init!(EventShared {
                 name: spec.event,
@@ -908,8 +911,7 @@ impl Probes {
                 is_return: spec.is_return,
                 layout,
                 field_strings,
-                files: FileSet::new(),
-                perf: PerfSlot::new(),
+                targets: event_targets,
                 arm <- kernel::new_mutex!(KVec::new()),
                 module: self.module,
             }),
@@ -929,6 +931,7 @@ impl Probes {
                 name,
                 print_fmt,
                 self.module,
+                targets,
                 Event(shared.clone()),
             ),
             GFP_KERNEL,

@@ -28,12 +28,22 @@ use core::{
     sync::atomic::{AtomicBool, Ordering},
 };
 
-/// The registers of the interrupted context (`struct pt_regs`).
+/// The registers of the interrupted context (`struct pt_regs`), as a probe
+/// handler sees them.
+///
+/// Only this module makes a `&PtRegs`, for the duration of a handler call,
+/// so holding one also shows that the holder runs in a probe handler with
+/// preemption disabled: the kprobe core runs every handler so (the ftrace
+/// path under `ftrace_test_recursion_trylock()`, the int3 path with
+/// interrupts off, kretprobe returns under `preempt_disable_notrace()` in
+/// `rethook_trampoline_handler()`). APIs that need a stable CPU take one as
+/// proof ([`crate::trace_event::PerfCall::reserve`]). `PtRegs` is not
+/// `Sync`, so the reference cannot leave the handler's CPU.
 ///
 /// # Invariants
 ///
-/// The wrapped `pt_regs` is valid for reads for the lifetime of the
-/// reference through which it is seen.
+/// The wrapped `pt_regs` is valid for reads, and preemption is disabled,
+/// for the lifetime of the reference through which it is seen.
 #[repr(transparent)]
 pub struct PtRegs(Opaque<bindings::pt_regs>);
 
@@ -42,11 +52,13 @@ impl PtRegs {
     ///
     /// # Safety
     ///
-    /// `ptr` must point to a `struct pt_regs` valid for reads during `'a`.
-    pub unsafe fn from_raw<'a>(ptr: *const bindings::pt_regs) -> &'a Self {
+    /// `ptr` must point to a `struct pt_regs` valid for reads during `'a`,
+    /// and preemption must stay disabled during `'a` (a handler call).
+    unsafe fn from_raw<'a>(ptr: *const bindings::pt_regs) -> &'a Self {
         // SAFETY: `PtRegs` is `repr(transparent)` over `Opaque<pt_regs>`,
         // which has the layout of `pt_regs`; the caller guarantees validity.
-        // INVARIANT: the caller guarantees validity for `'a`.
+        // INVARIANT: the caller guarantees validity, and preemption off,
+        // for `'a`.
         unsafe { &*ptr.cast::<Self>() }
     }
 
@@ -316,7 +328,8 @@ unsafe extern "C" fn pre_handler_callback<T: Handler>(
     let reg = unsafe {
         &*crate::container_of!(p.cast::<Opaque<bindings::kprobe>>(), Registration<T>, kp)
     };
-    // SAFETY: the kprobe core passes the registers of the hit.
+    // SAFETY: the kprobe core passes the registers of the hit, and runs
+    // the handler with preemption disabled (see `PtRegs`), for this call.
     let regs = unsafe { PtRegs::from_raw(regs) };
     reg.handler.pre_handler(regs);
     0
@@ -560,7 +573,8 @@ unsafe extern "C" fn entry_handler_callback<T: RetHandler>(
 ) -> core::ffi::c_int {
     // SAFETY: the kprobe core passes an instance of our kretprobe.
     let (reg, data) = unsafe { from_instance::<T>(ri) };
-    // SAFETY: the registers of the hit.
+    // SAFETY: the registers of the hit, in the kprobe's pre-handler
+    // (preemption disabled), for this call.
     reg.handler.entry(unsafe { PtRegs::from_raw(regs) }, data);
     0
 }
@@ -578,7 +592,8 @@ unsafe extern "C" fn ret_handler_callback<T: RetHandler>(
     let (reg, data) = unsafe { from_instance::<T>(ri) };
     // SAFETY: `ri` is valid; rethook keeps the return address in its node.
     let ret_ip = unsafe { (*ri).node.ret_addr };
-    // SAFETY: the registers at return.
+    // SAFETY: the registers at return, under rethook's
+    // `preempt_disable_notrace()`, for this call.
     reg.handler
         .ret(unsafe { PtRegs::from_raw(regs) }, ret_ip, data);
     0

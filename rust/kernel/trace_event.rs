@@ -23,6 +23,7 @@ use crate::{
     init,
     prelude::*,
     str::{CStr, CString},
+    sync::Arc,
     types::Opaque,
     ThisModule,
 };
@@ -352,21 +353,24 @@ pub fn module_put(module: &'static ThisModule) {
 /// Most trace instances an event is recorded into at once.
 pub const MAX_INSTANCES: usize = 16;
 
-/// The instances an event is enabled in, for its probe handler.
+/// Where an event's hits go: the trace instances it is enabled in and, while
+/// perf has it open, perf. Given to the event's [`Registration`], whose
+/// `reg` callback adds and removes the entries itself when the tracing core
+/// enables or disables the event ([`Event::register`] and the others are
+/// told); probe handlers read it.
 ///
 /// # Examples
 ///
-/// An event that keeps the instances it is enabled in, and a record written
-/// into them:
+/// An event enabled in the top instance, and a record written into it:
 ///
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
-/// use kernel::{c_str, str::CString};
-/// use kernel::trace_event::{lock_events, set_enabled, Event, EventFile, Fields, FileSet, Registration, TraceSeq};
+/// use kernel::{c_str, str::CString, sync::Arc};
+/// use kernel::trace_event::{lock_events, set_enabled, Event, EventFile, Fields, Registration, Targets, TraceSeq};
 ///
 /// struct Ev {
-///     files: FileSet,
-///     written: AtomicUsize,
+///     targets: Arc<Targets>,
+///     registered: AtomicUsize,
 /// }
 ///
 /// #[vtable]
@@ -377,18 +381,24 @@ pub const MAX_INSTANCES: usize = 16;
 ///     fn print(&self, _record: &[u8], _out: &mut TraceSeq) -> core::fmt::Result {
 ///         Ok(())
 ///     }
-///     fn register(&self, file: &EventFile) -> Result {
-///         self.files.add(file)
+///     fn register(&self, _file: &EventFile) -> Result {
+///         // Told before the file joins the targets.
+///         assert!(self.targets.files().is_empty());
+///         self.registered.fetch_add(1, Ordering::Relaxed);
+///         Ok(())
 ///     }
-///     fn unregister(&self, file: &EventFile) -> Result {
-///         self.files.remove(file);
+///     fn unregister(&self, _file: &EventFile) -> Result {
+///         // Told after the file has left them.
+///         assert!(self.targets.files().is_empty());
+///         self.registered.fetch_sub(1, Ordering::Relaxed);
 ///         Ok(())
 ///     }
 /// }
 ///
 /// // SAFETY: a null module is built-in code, which is never unloaded.
 /// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
-/// let ev = Ev { files: FileSet::new(), written: AtomicUsize::new(0) };
+/// let targets = Targets::new()?;
+/// let ev = Ev { targets: targets.clone(), registered: AtomicUsize::new(0) };
 /// let mut reg = KBox::pin_init(
 ///     Registration::new(
 ///         &lock_events(),
@@ -396,41 +406,86 @@ pub const MAX_INSTANCES: usize = 16;
 ///         CString::try_from_fmt(kernel::fmt!("ev"))?,
 ///         CString::try_from_fmt(kernel::fmt!("\"\""))?,
 ///         &BUILTIN,
+///         targets.clone(),
 ///         ev,
 ///     ),
 ///     GFP_KERNEL,
 /// )?;
-/// assert!(reg.data().files.is_empty());
+/// assert!(!targets.in_use());
 /// let (sys, name) = (c_str!("rkpe_doctest2"), c_str!("ev"));
 /// // Enable it in the top instance, as `echo 1 > events/rkpe_doctest2/ev/enable`.
 /// set_enabled(sys, name, true)?;
 /// assert_eq!(set_enabled(sys, c_str!("no_such_event"), true), Err(EINVAL));
-/// assert!(!reg.data().files.is_empty());
-/// reg.data().files.for_each(|f| {
+/// assert!(targets.in_use());
+/// assert_eq!(reg.data().registered.load(Ordering::Relaxed), 1);
+/// let mut written = 0;
+/// targets.files().for_each(|f| {
 ///     if !f.soft_disabled() {
 ///         if let Some(mut rec) = f.reserve(16) {
 ///             rec.bytes()[8..16].copy_from_slice(&42u64.to_ne_bytes());
-///             reg.data().written.fetch_add(1, Ordering::Relaxed);
+///             written += 1;
 ///         }
 ///     }
 /// });
-/// assert_eq!(reg.data().written.load(Ordering::Relaxed), 1);
+/// assert_eq!(written, 1);
 /// // Enabled, it cannot be removed.
 /// assert_eq!(reg.remove(&lock_events()), Err(EBUSY));
 /// set_enabled(sys, name, false)?;
-/// assert!(reg.data().files.is_empty());
+/// assert!(!targets.in_use());
+/// assert_eq!(reg.data().registered.load(Ordering::Relaxed), 0);
 /// let lock = lock_events();
 /// reg.as_mut().remove(&lock)?;
 /// // The record names a removed event (whose id a later event may take).
 /// lock.reset_instances();
 /// # Ok::<(), Error>(())
 /// ```
+pub struct Targets {
+    files: FileSet,
+    perf: PerfSlot,
+}
+
+impl Targets {
+    /// No instance, no perf.
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM`.
+    pub fn new() -> Result<Arc<Self>> {
+        Ok(Arc::new(
+            Targets {
+                files: FileSet::new(),
+                perf: PerfSlot::new(),
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// The trace instances the event is enabled in.
+    pub fn files(&self) -> &FileSet {
+        &self.files
+    }
+
+    /// perf, while it has the event open.
+    pub fn perf(&self) -> &PerfSlot {
+        &self.perf
+    }
+
+    /// Enabled in some instance or open by perf.
+    pub fn in_use(&self) -> bool {
+        !self.files.is_empty() || self.perf.is_set()
+    }
+}
+
+/// The instances an event is enabled in, for its probe handler (the
+/// [`Targets`]' files).
 ///
 /// # Invariants
 ///
 /// A non-null entry is a `trace_event_file` between the event's
-/// `TRACE_REG_REGISTER` and `TRACE_REG_UNREGISTER` for it: valid until
-/// [`FileSet::remove`] has cleared it and waited for readers.
+/// `TRACE_REG_REGISTER` and `TRACE_REG_UNREGISTER` for it: only
+/// [`Registration`]'s `reg` callback adds and removes entries, and it
+/// removes each one (waiting for readers) before the core lets go of the
+/// file.
 pub struct FileSet {
     files: [AtomicPtr<bindings::trace_event_file>; MAX_INSTANCES],
     /// One past the last non-null entry: the hit path walks `files` up to
@@ -442,15 +497,9 @@ pub struct FileSet {
     end: AtomicUsize,
 }
 
-impl Default for FileSet {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl FileSet {
     /// No instance.
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         // INVARIANT: every entry is null.
         FileSet {
             files: [const { AtomicPtr::new(ptr::null_mut()) }; MAX_INSTANCES],
@@ -458,17 +507,16 @@ impl FileSet {
         }
     }
 
-    /// Adds an instance (from [`Event::register`]).
+    /// Adds an instance (from `reg`'s `TRACE_REG_REGISTER`).
     ///
     /// # Errors
     ///
     /// `ENOSPC` beyond [`MAX_INSTANCES`].
-    pub fn add(&self, file: &EventFile) -> Result {
+    fn add(&self, file: &EventFile) -> Result {
         for (i, slot) in self.files.iter().enumerate() {
             // INVARIANT: `file` is the instance whose `TRACE_REG_REGISTER`
-            // the caller (`Event::register`) is handling, valid until its
-            // `TRACE_REG_UNREGISTER`, where `remove` clears it (a contract of
-            // the caller: not checked here).
+            // the caller (`Registration::reg`) is handling, valid until its
+            // `TRACE_REG_UNREGISTER`, where `reg` has `remove` clear it.
             let taken = slot.compare_exchange(
                 ptr::null_mut(),
                 file.as_raw(),
@@ -484,12 +532,12 @@ impl FileSet {
         Err(ENOSPC)
     }
 
-    /// Removes an instance (from [`Event::unregister`]) and waits until no
-    /// handler can see it any more.
-    pub fn remove(&self, file: &EventFile) {
+    /// Removes an instance (from `reg`) and waits until no handler can see
+    /// it any more.
+    fn remove(&self, file: &EventFile) {
         for slot in &self.files {
             // INVARIANT: cleared in `TRACE_REG_UNREGISTER` (the caller is
-            // `Event::unregister`), before the core lets go of `file`;
+            // `Registration::reg`), before the core lets go of `file`;
             // `synchronize_rcu()` below waits for the readers that saw it.
             let _ = slot.compare_exchange(
                 file.as_raw(),
@@ -544,22 +592,29 @@ pub trait Event: Sync + Sized {
     /// Prints `record` (the whole record, `trace_entry` included).
     fn print(&self, record: &[u8], out: &mut TraceSeq) -> fmt::Result;
 
-    /// An instance enabled the event (`TRACE_REG_REGISTER`).
+    /// An instance is enabling the event (`TRACE_REG_REGISTER`). The file
+    /// joins the event's [`Targets`] when this returns `Ok`, and the event
+    /// is enabled there; on an error it does not, and the event is not.
     fn register(&self, file: &EventFile) -> Result;
 
-    /// An instance disabled the event (`TRACE_REG_UNREGISTER`).
+    /// An instance disabled the event (`TRACE_REG_UNREGISTER`); the file
+    /// has left the event's [`Targets`] (no handler sees it any more).
+    /// Also called when the file could not join the targets after
+    /// [`Event::register`] returned `Ok`.
     fn unregister(&self, file: &EventFile) -> Result;
 
-    /// perf opened the event (`TRACE_REG_PERF_REGISTER`, once for all of
-    /// perf's users): until [`Event::perf_unregister`], the event's
-    /// handler passes its hits to `perf` (BPF programs and perf records).
-    /// Not supported unless implemented.
-    fn perf_register(&self, _perf: &PerfCall) -> Result {
+    /// perf is opening the event (`TRACE_REG_PERF_REGISTER`, once for all
+    /// of perf's users). When this returns `Ok`, the event's
+    /// [`Targets::perf`] has it until [`Event::perf_unregister`]: the
+    /// event's handler passes its hits on there (BPF programs and perf
+    /// records). Not supported unless implemented.
+    fn perf_register(&self) -> Result {
         Err(Error::from_errno(-(bindings::EOPNOTSUPP as i32)))
     }
 
-    /// perf's last user closed the event (`TRACE_REG_PERF_UNREGISTER`).
-    fn perf_unregister(&self, _perf: &PerfCall) -> Result {
+    /// perf's last user closed the event (`TRACE_REG_PERF_UNREGISTER`);
+    /// [`Targets::perf`] no longer has it.
+    fn perf_unregister(&self) -> Result {
         Ok(())
     }
 }
@@ -598,8 +653,10 @@ impl PerfCall {
 impl PerfCall {
     /// Runs the BPF programs attached to the event with `regs` as their
     /// context (`trace_call_bpf()`); false if one says to drop the hit.
-    /// True when no program is attached. Call with preemption disabled
-    /// (a probe handler).
+    /// True when no program is attached. `regs` shows that the caller is
+    /// a probe handler, with preemption disabled (see [`PtRegs`]).
+    ///
+    /// [`PtRegs`]: crate::kprobes::PtRegs
     #[inline(never)]
     pub fn run_bpf(&self, regs: &crate::kprobes::PtRegs) -> bool {
         // SAFETY: by the type invariant the call is valid.
@@ -607,14 +664,18 @@ impl PerfCall {
             return true;
         }
         // SAFETY: as above; `regs` is valid for the call (the context the
-        // programs of a kprobe event expect).
+        // programs of a kprobe event expect), and preemption is disabled
+        // (`PtRegs`' invariant), as `trace_call_bpf()` wants.
         unsafe { bindings::trace_event_call_bpf(self.as_raw(), regs.as_raw().cast()) != 0 }
     }
 
     /// Reserves a perf record of `len` bytes (the `trace_entry` header
     /// included, which perf fills in) if a perf event on this CPU wants
-    /// the hit; it is submitted when dropped. Call with preemption
-    /// disabled (a probe handler).
+    /// the hit; it is submitted when dropped. `regs` shows that the caller
+    /// is a probe handler, with preemption disabled (see [`PtRegs`]), so the
+    /// CPU's buffer and list stay this CPU's.
+    ///
+    /// [`PtRegs`]: crate::kprobes::PtRegs
     #[inline(never)]
     pub fn reserve<'a>(
         &'a self,
@@ -646,7 +707,8 @@ impl PerfCall {
         // INVARIANT: `buf` has `size >= len` bytes, owned until submitted,
         // taken with recursion context `rctx`; `head` is the list of perf
         // events on the call of the CPU `trace_event_perf_head()` ran on
-        // (this CPU, preemption being disabled by the caller); `regs` are
+        // (this CPU: preemption is disabled while `regs` lives, by
+        // `PtRegs`' invariant, and the record borrows `regs`); `regs` are
         // the hit's registers.
         Some(PerfRecord {
             buf: buf.cast(),
@@ -718,43 +780,37 @@ impl Drop for PerfRecord<'_> {
 }
 
 /// Where a probe handler finds the event's [`PerfCall`] while perf has the
-/// event open.
+/// event open (the [`Targets`]' perf).
 ///
 /// # Invariants
 ///
-/// A non-null `call` is a [`PerfCall`] set by [`PerfSlot::set`] and not yet
-/// cleared by [`PerfSlot::clear`], which waits for readers.
+/// A non-null `call` is a [`PerfCall`]: only [`Registration`]'s `reg`
+/// callback sets it (in `TRACE_REG_PERF_REGISTER`) and clears it (in
+/// `TRACE_REG_PERF_UNREGISTER`, waiting for readers).
 pub struct PerfSlot {
     call: AtomicPtr<bindings::trace_event_call>,
 }
 
-impl Default for PerfSlot {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl PerfSlot {
     /// Empty.
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         // INVARIANT: `call` is null.
         PerfSlot {
             call: AtomicPtr::new(ptr::null_mut()),
         }
     }
 
-    /// Keeps `perf` (from [`Event::perf_register`]).
-    pub fn set(&self, perf: &PerfCall) {
+    /// Keeps `perf` (from `reg`'s `TRACE_REG_PERF_REGISTER`).
+    fn set(&self, perf: &PerfCall) {
         // INVARIANT: `perf` is the event whose `TRACE_REG_PERF_REGISTER` the
-        // caller (`Event::perf_register`) is handling; `clear` forgets it in
-        // its `TRACE_REG_PERF_UNREGISTER` (a contract of the caller: not
-        // checked here).
+        // caller (`Registration::reg`) is handling; `reg` has `clear` forget
+        // it in its `TRACE_REG_PERF_UNREGISTER`.
         self.call.store(perf.as_raw(), Ordering::Release);
     }
 
-    /// Forgets it (from [`Event::perf_unregister`]) and waits until no
-    /// handler can see it any more.
-    pub fn clear(&self) {
+    /// Forgets it (from `reg`) and waits until no handler can see it any
+    /// more.
+    fn clear(&self) {
         // INVARIANT: null from here on; `synchronize_rcu()` below waits for
         // the `with` callers that loaded the old value.
         self.call.store(ptr::null_mut(), Ordering::Release);
@@ -799,7 +855,7 @@ impl PerfSlot {
 ///
 /// ```
 /// use kernel::str::CString;
-/// use kernel::trace_event::{lock_events, Event, EventFile, Fields, Registration, TraceSeq};
+/// use kernel::trace_event::{lock_events, Event, EventFile, Fields, Registration, Targets, TraceSeq};
 ///
 /// struct Ev;
 ///
@@ -830,6 +886,7 @@ impl PerfSlot {
 ///             CString::try_from_fmt(kernel::fmt!("{name}"))?,
 ///             CString::try_from_fmt(kernel::fmt!("\"\""))?,
 ///             &BUILTIN,
+///             Targets::new()?,
 ///             Ev,
 ///         ),
 ///         GFP_KERNEL,
@@ -888,13 +945,15 @@ impl PerfSlot {
 /// Until `removed` is set (by [`Registration::remove`] or the drop), `call`
 /// is registered with the tracing core, with `class`, `funcs`, `fields` and
 /// the strings (all in this pinned struct) reachable from it, and `data` as
-/// the `T` its callbacks find through `container_of!`. The tracing core
+/// the `T` its callbacks find through `container_of!`; `targets` holds the
+/// event's enabled files and perf (their invariants are kept by `reg`). The tracing core
 /// links and writes the C structs (lists, flags, the event type id,
 /// reference counts) whenever it likes: they are only reached through raw
 /// pointers ([`Opaque`]), and no `&mut Self` is made while registered.
 #[pin_data(PinnedDrop)]
 pub struct Registration<T: Event> {
     data: T,
+    targets: Arc<Targets>,
     system: CString,
     name: CString,
     print_fmt: CString,
@@ -924,7 +983,8 @@ const _: () = assert!(ENTRY_SIZE == 8);
 
 impl<T: Event> Registration<T> {
     /// Creates `events/<system>/<name>/`, owned by `module`, with
-    /// `event_mutex` held (as `trace_add_event_call()` wants it).
+    /// `event_mutex` held (as `trace_add_event_call()` wants it). While the
+    /// event is enabled somewhere or open by perf, `targets` says where.
     ///
     /// # Errors
     ///
@@ -936,6 +996,7 @@ impl<T: Event> Registration<T> {
         name: CString,
         print_fmt: CString,
         module: &'static ThisModule,
+        targets: Arc<Targets>,
         data: T,
     ) -> impl PinInit<Self, Error> + 'a
     where
@@ -947,6 +1008,7 @@ impl<T: Event> Registration<T> {
         unsafe {
             init::pin_init_from_closure(move |slot: *mut Self| {
                 ptr::addr_of_mut!((*slot).data).write(data);
+                ptr::addr_of_mut!((*slot).targets).write(targets);
                 ptr::addr_of_mut!((*slot).system).write(system);
                 ptr::addr_of_mut!((*slot).name).write(name);
                 ptr::addr_of_mut!((*slot).print_fmt).write(print_fmt);
@@ -988,6 +1050,7 @@ impl<T: Event> Registration<T> {
                 let r = add_event_call(lock, call, &(*slot).system, &(*slot).name);
                 if r.is_err() {
                     ptr::drop_in_place(ptr::addr_of_mut!((*slot).data));
+                    ptr::drop_in_place(ptr::addr_of_mut!((*slot).targets));
                     ptr::drop_in_place(ptr::addr_of_mut!((*slot).system));
                     ptr::drop_in_place(ptr::addr_of_mut!((*slot).name));
                     ptr::drop_in_place(ptr::addr_of_mut!((*slot).print_fmt));
@@ -1069,25 +1132,42 @@ impl<T: Event> Registration<T> {
             // SAFETY: the tracing core passes our call.
             let this = unsafe { Self::from_call(call) };
             let file = data.cast::<bindings::trace_event_file>();
+            let targets = &*this.targets;
+            // The targets' entries are added and removed only here, in
+            // pairs: a file or perf joins after the `Event` said yes, and
+            // leaves before the `Event` is told, so the `Event`'s own view
+            // of whether the event is in use (`Targets::in_use`) leaves out
+            // the user being added or removed, as C's
+            // `trace_probe_is_enabled()` does around enable/disable.
             match ty {
                 bindings::trace_reg_TRACE_REG_REGISTER if !file.is_null() => {
-                    // SAFETY: the core passes the instance's file.
-                    this.data.register(unsafe { EventFile::from_raw(file) })?
+                    // SAFETY: the core passes the instance's file, valid
+                    // until its `TRACE_REG_UNREGISTER` returns.
+                    let file = unsafe { EventFile::from_raw(file) };
+                    this.data.register(file)?;
+                    if let Err(e) = targets.files.add(file) {
+                        let _ = this.data.unregister(file);
+                        return Err(e);
+                    }
                 }
                 bindings::trace_reg_TRACE_REG_UNREGISTER if !file.is_null() => {
                     // SAFETY: as above.
-                    this.data.unregister(unsafe { EventFile::from_raw(file) })?
+                    let file = unsafe { EventFile::from_raw(file) };
+                    // Whatever the `Event` answers, the core lets go of the
+                    // file: it leaves first (`remove` waits for readers).
+                    targets.files.remove(file);
+                    this.data.unregister(file)?
                 }
                 bindings::trace_reg_TRACE_REG_PERF_REGISTER => {
+                    this.data.perf_register()?;
                     // SAFETY: the call is registered, and perf has it open
-                    // until `TRACE_REG_PERF_UNREGISTER` returns.
-                    let perf = unsafe { PerfCall::from_raw(call) };
-                    this.data.perf_register(perf)?
+                    // until `TRACE_REG_PERF_UNREGISTER` returns, where it is
+                    // cleared below.
+                    targets.perf.set(unsafe { PerfCall::from_raw(call) });
                 }
                 bindings::trace_reg_TRACE_REG_PERF_UNREGISTER => {
-                    // SAFETY: as above.
-                    let perf = unsafe { PerfCall::from_raw(call) };
-                    this.data.perf_unregister(perf)?
+                    targets.perf.clear();
+                    this.data.perf_unregister()?
                 }
                 // TRACE_REG_PERF_OPEN/CLOSE/ADD/DEL: nothing to do, as in
                 // kprobe_register().
