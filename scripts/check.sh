@@ -55,8 +55,12 @@ step "build: debug kernel" bash "$ROOT/scripts/kernel.sh" debug
 
 # The VM stages run in two lanes at once: a guest mostly keeps one of its two
 # virtual CPUs busy, so two guests share the two host CPUs (each stage runs
-# about 1.5x slower, the pair about 1.33x faster than one after the other). Lane A: `test` and `ref` and half of ftracetest on `debug`,
-# lane B: the rest of `debug`. Each lane's output is shown when it ends.
+# about 1.5x slower, the pair about 1.33x faster than one after the other).
+# Lane A: `test`, `ref`, and on `debug` half of ftracetest and the own
+# tests; lane B: the rest of `debug`. Each lane's output is shown when it
+# ends. The runs of C alone (`ref`, vm.sh --c-only) are replayed when C,
+# the tests and the harness are unchanged since they last passed: the
+# summary says how many.
 for v in test ref debug; do # built once here, not by two lanes at a time
 	[ -e "$ROOT/build/$v/bzImage" ] && bash "$ROOT/scripts/initramfs.sh" "$v" > /dev/null
 done
@@ -81,6 +85,7 @@ lane_a() {
 	fi
 	if [ -e "$ROOT/build/debug/bzImage" ]; then
 		step "vm debug: ftracetest kprobe+dynevent, first half" bash "$ROOT/scripts/ftracetest.sh" debug 1/2
+		step "vm debug: own .tc tests" bash "$ROOT/scripts/owntests.sh" debug
 	fi
 }
 
@@ -97,7 +102,6 @@ vmdebug() { # [--allow-warning ERE] name timeout script args...
 lane_b() {
 	[ -e "$ROOT/build/debug/bzImage" ] || return 0
 	step "vm debug: module load/unload, KUnit doctests" vmdebug module_load 600 module_load.sh
-	step "vm debug: own .tc tests" bash "$ROOT/scripts/owntests.sh" debug
 	step "vm debug: ftracetest kprobe+dynevent, second half" bash "$ROOT/scripts/ftracetest.sh" debug 2/2
 	step "vm debug: stress, both CPUs" vmdebug stress 900 stress.sh 20
 	# Under fault injection the tracing and kprobes cores themselves WARN
@@ -112,11 +116,13 @@ LANE=a lane_a > "$R/lane-a.log" 2>&1 &
 pa=$!
 LANE=b lane_b > "$R/lane-b.log" 2>&1 &
 pb=$!
-wait $pa; echo "=== lane A (test, ref, half of ftracetest on debug):"; cat "$R/lane-a.log"
+wait $pa; echo "=== lane A (test, ref, half of ftracetest and the own tests on debug):"; cat "$R/lane-a.log"
 wait $pb; echo "=== lane B (debug):"; cat "$R/lane-b.log"
 
 passed=$(grep -c '^ok ' "$R/outcomes") failed=$(grep -c '^FAILED ' "$R/outcomes")
 [ -s "$R/reasons" ] && cat "$R/reasons"
 sed -n 's/^FAILED /failed: /p' "$R/outcomes"
+replayed=$(cat "$R"/stage-*.out | grep -c "^vm: C's run replayed from ")
+echo "check: C alone (ref): $replayed run(s) replayed from the cache (RKPE_C_CACHE=0 boots them all)"
 echo "check: $passed passed, $failed failed"
 [ "$failed" = 0 ]

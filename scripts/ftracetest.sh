@@ -35,7 +35,9 @@ fi
 
 stage "ftracetest ${dirs[*]} on $variant${part:+ (share $part)}"
 set +e
-bash "$ROOT/scripts/vm.sh" --timeout 1500 --log "$log" "$variant" -- \
+c_only=(); [ "$variant" = ref ] && c_only=(--c-only) # C alone: replayed when unchanged (vm.sh)
+c_runs_judged "$log"
+bash "$ROOT/scripts/vm.sh" "${c_only[@]}" --timeout 1500 --log "$log" "$variant" -- \
 	"$load cd /selftests/ftrace && ./ftracetest -l /tmp/ftlog ${tests[*]} >/tmp/ft.out 2>&1; echo '=== ftracetest output'; cat /tmp/ft.out" >/dev/null
 vrc=$?
 set -e

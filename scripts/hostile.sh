@@ -43,7 +43,9 @@ for variant in test ref; do
 	set +e
 	# A write that never returns would hold the VM until vm.sh's timeout:
 	# after $watchdog s the guest shows where the program is stuck instead.
-	flock /tmp/rkpe-vm.lock bash "$ROOT/scripts/vm.sh" --timeout 1200 --log "$log" "$variant" -- "$load
+	c_only=(); [ "$variant" = ref ] && c_only=(--c-only) # C alone: replayed when unchanged (vm.sh)
+	c_runs_judged "$log"
+	flock /tmp/rkpe-vm.lock bash "$ROOT/scripts/vm.sh" "${c_only[@]}" --timeout 1200 --log "$log" "$variant" -- "$load
 		echo '=== HOSTILE RUN'
 		/rkpe/bin/hostile /rkpe/bin/hostile.lines /tmp/h.out $limit & pid=\$!
 		i=0

@@ -25,3 +25,13 @@ die() {
 module_variant() {
 	[ "$1" = test ] || [ "$1" = debug ]
 }
+
+# A C run that scripts/vm.sh --c-only cached is replayed later only if the
+# script that ran it passed: a script names its logs here, and when it exits
+# with a failure the cached runs behind them are forgotten (the next run
+# boots C again).
+c_run_logs=()
+c_runs_judged() {
+	c_run_logs+=("$@")
+	trap '_c_rc=$?; if [ $_c_rc != 0 ]; then for _l in "${c_run_logs[@]}"; do [ -f "$_l.c-run" ] && rm -f "$(cat "$_l.c-run")"; done; fi; exit $_c_rc' EXIT
+}

@@ -13,7 +13,8 @@ mode=${1:-verify}
 out=$ROOT/build/results/oracle-ref.txt
 mkdir -p "$(dirname "$out")"
 stage "C oracle over tests/vectors/specs.txt (ref)"
-bash "$ROOT/scripts/vm.sh" --timeout 600 --log "$out.log" ref -- \
+c_runs_judged "$out.log"
+bash "$ROOT/scripts/vm.sh" --c-only --timeout 600 --log "$out.log" ref -- \
 	'sh /rkpe/guest/oracle.sh /rkpe/tests/vectors/specs.txt' >/dev/null
 # The guest's output, without the kernel's console messages.
 sed -n '/^=== /,/^=== end$/p' "$out.log" | grep -Ev '^\[ *[0-9]+\.[0-9]+\] ' > "$out"

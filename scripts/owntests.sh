@@ -27,7 +27,9 @@ mkdir -p "$ROOT/build/bin"
 gcc -O2 -static -o "$ROOT/build/bin/perf_bpf" "$ROOT/tests/bench/perf_bpf.c"
 stage "own .tc tests on $variant"
 set +e
-bash "$ROOT/scripts/vm.sh" --timeout 900 --log "$log" "$variant" -- \
+c_only=(); [ "$variant" = ref ] && c_only=(--c-only) # C alone: replayed when unchanged (vm.sh)
+c_runs_judged "$log"
+bash "$ROOT/scripts/vm.sh" "${c_only[@]}" --timeout 900 --log "$log" "$variant" -- \
 	"$load cd /selftests/ftrace && ./ftracetest -l /tmp/ftlog $what >/tmp/ft.out 2>&1; rc=\$?; echo '=== ftracetest output'; cat /tmp/ft.out; exit \$rc" >/dev/null
 rc=$?
 set -e

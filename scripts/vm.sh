@@ -3,7 +3,7 @@
 #
 # Boot a variant under QEMU (TCG, 2 CPUs) and run a shell command in the guest.
 #   vm.sh [--timeout S] [--log FILE] [--icount] [--hostroot] [--allow-warning ERE]
-#         VARIANT -- COMMAND...
+#         [--c-only] VARIANT -- COMMAND...
 #   vm.sh [--hostroot] --shell VARIANT
 # --hostroot shares the host's / read-only over virtio-9p (tag "hostroot")
 # and gives the guest 3G: guest/hostroot.sh mounts it for chroot.
@@ -13,15 +13,25 @@
 # "WARNING:" line that matches ERE does not count (the kernel core's own
 # warnings under fault injection, see tests/vm/failslab.sh); every other
 # splat still does. RKPE_APPEND adds kernel parameters (for experiments).
+#
+# --c-only (on `ref`): the run tests the C implementation alone, so the
+# module is blacklisted (module_blacklist=: loading it fails, and so does
+# the run). What such a run prints depends only on the kernel, the
+# initramfs without the module, the command and, with --hostroot, the
+# host's packages: a run that passed with exactly these inputs is replayed
+# from $CACHE/c-runs/ instead of booted again (it says so on stderr).
+# RKPE_C_CACHE=0 always boots. The module's side of a comparison is never
+# replayed, nor is an -icount run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-timeout=600 log= shell=0 icount=() mem=1G hostroot=() allow=
+timeout=600 log= shell=0 icount=() mem=1G hostroot=() allow= c_only=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--timeout) timeout=$2; shift 2 ;;
 	--log) log=$2; shift 2 ;;
 	--allow-warning) allow=$2; shift 2 ;;
+	--c-only) c_only=1; shift ;;
 	--icount) icount=(-icount shift=0,sleep=off); shift ;;
 	--shell) shell=1; shift ;;
 	--hostroot)
@@ -42,6 +52,10 @@ qemu=(qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m "$mem" -nographic -no-r
 append="console=ttyS0 panic=-1 printk.time=1 quiet loglevel=5${RKPE_APPEND:+ $RKPE_APPEND}"
 # A built-in parameter the kernel crate's module_param doctest reads back.
 module_variant "$variant" && append+=" rkpe_doctest.greeting=hello"
+if [ $c_only = 1 ]; then
+	[ "$variant" = ref ] || die "--c-only is for the ref variant"
+	append+=" module_blacklist=rust_kprobe_events"
+fi
 
 if [ $shell = 1 ]; then
 	exec "${qemu[@]}" -append "$append rkpe.shell"
@@ -55,11 +69,32 @@ $cmd
 cmd=$(printf '%s' "$cmd" | base64 -w0)
 [ -n "$log" ] || log=$(mktemp)
 mkdir -p "$(dirname "$log")"
-set +e
-timeout --foreground "$timeout" "${qemu[@]}" -append "$append rkpe.cmd=$cmd" \
-	-serial stdio -monitor none -display none </dev/null 2>&1 | tr -d '\r' | tee "$log"
-qrc=${PIPESTATUS[0]}
-set -e
+replay=
+if [ $c_only = 1 ] && [ "${RKPE_C_CACHE:-1}" != 0 ] && [ ${#icount[@]} = 0 ] && [ -s "$img.c-key" ]; then
+	key=$({
+		sha256sum < "$b/bzImage"
+		cat "$img.c-key"
+		printf '%s\n' "$append" "$cmd" "$mem" "$timeout" "${hostroot[*]}" "$allow"
+		sha256sum < "$0"
+		qemu-system-x86_64 --version
+		[ ${#hostroot[@]} = 0 ] || dpkg-query -W
+	} | sha256sum | cut -c1-40)
+	replay=$CACHE/c-runs/$key
+fi
+rm -f "$log.c-run"
+[ -z "$replay" ] || echo "$replay" > "$log.c-run" # for c_runs_judged (lib.sh)
+if [ -n "$replay" ] && [ -f "$replay" ]; then
+	echo "vm: C's run replayed from $replay (passed before with the same ref kernel, initramfs, command$([ ${#hostroot[@]} = 0 ] || echo ' and host packages'); RKPE_C_CACHE=0 boots it)" >&2
+	cp "$replay" "$log"
+	cat "$log"
+	qrc=0
+else
+	set +e
+	timeout --foreground "$timeout" "${qemu[@]}" -append "$append rkpe.cmd=$cmd" \
+		-serial stdio -monitor none -display none </dev/null 2>&1 | tr -d '\r' | tee "$log"
+	qrc=${PIPESTATUS[0]}
+	set -e
+fi
 # A kernel message printed while the guest was in the middle of a line (a
 # loaded host makes e.g. the clocksource watchdog talk) cuts that line in
 # two on the console: move such messages after the line they cut, so that
@@ -87,4 +122,8 @@ if [ -n "$found" ]; then
 fi
 rc=$(sed -n 's/^RKPE-RESULT: \([0-9]*\)$/\1/p' "$log" | tail -1)
 [ -n "$rc" ] || { echo "vm: the guest reported no result" >&2; exit 125; }
+if [ -n "$replay" ] && [ "$rc" = 0 ] && [ ! -f "$replay" ]; then
+	mkdir -p "$(dirname "$replay")"
+	cp "$log" "$replay.$$" && mv "$replay.$$" "$replay"
+fi
 exit "$rc"
