@@ -5,7 +5,9 @@
 # scripts/bench-memory.sh): N probes `p vfs_read a=%di b=+0(%si):u64`
 # defined in one write() to kprobe_events (C) or rkprobe_events (module);
 # Slab, Percpu and MemAvailable (/proc/meminfo, kB) before and after, then
-# the time to remove them by truncation. Prints "impl|what|value" lines.
+# the time to remove them by truncation, by one write of N "-:" lines and
+# by truncating dynamic_events (dd without conv=notrunc opens with O_TRUNC,
+# which truncates kprobe_events: only the "-:" write must not). Prints "impl|what|value" lines.
 N=${1:-1000}
 T=/sys/kernel/tracing
 modprobe rust_kprobe_events || exit 1
@@ -25,11 +27,28 @@ run() { # impl file group
 	t2=$(cut -d' ' -f1 /proc/uptime)
 	: > $T/$2
 	t3=$(cut -d' ' -f1 /proc/uptime)
+	# Again, removed by one write of N "-:" lines, then by truncating
+	# dynamic_events (only these probes are defined).
+	i=0
+	while [ $i -lt $N ]; do echo "-:$3/p$i"; i=$((i + 1)); done > /tmp/minus
+	dd if=/tmp/lines of=$T/$2 bs=4M 2>/dev/null || echo "$1|error|the second write failed"
+	t4=$(cut -d' ' -f1 /proc/uptime)
+	dd if=/tmp/minus of=$T/$2 bs=4M conv=notrunc 2>/dev/null || echo "$1|error|the -: write failed"
+	t5=$(cut -d' ' -f1 /proc/uptime)
+	[ "$(grep -c . $T/$2)" = 0 ] || echo "$1|error|$(grep -c . $T/$2) probes left after the -: lines"
+	dd if=/tmp/lines of=$T/$2 bs=4M 2>/dev/null || echo "$1|error|the third write failed"
+	t6=$(cut -d' ' -f1 /proc/uptime)
+	: > $T/dynamic_events
+	t7=$(cut -d' ' -f1 /proc/uptime)
+	[ "$(grep -c . $T/$2)" = 0 ] || echo "$1|error|$(grep -c . $T/$2) probes left after truncating dynamic_events"
+	[ "$(grep -c . /sys/kernel/debug/kprobes/list)" = 0 ] || echo "$1|error|kprobes left registered: $(grep -c . /sys/kernel/debug/kprobes/list)"
 	echo "$1|slab_kb|$((s1 - s0))"
 	echo "$1|percpu_kb|$((p1 - p0))"
 	echo "$1|memavailable_drop_kb|$((a0 - a1))"
 	echo "$1|create_s|$(echo "$t1 $t0" | awk '{print $1 - $2}')"
 	echo "$1|truncate_s|$(echo "$t3 $t2" | awk '{print $1 - $2}')"
+	echo "$1|minus_s|$(echo "$t5 $t4" | awk '{print $1 - $2}')"
+	echo "$1|dyn_truncate_s|$(echo "$t7 $t6" | awk '{print $1 - $2}')"
 }
 run RUST rkprobe_events rmem
 run C kprobe_events cmem

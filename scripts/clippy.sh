@@ -9,7 +9,10 @@ tree=$(readlink -f "$ROOT/build/tree")
 out=$CACHE/out-test
 exec 9>"$CACHE/lock"
 flock 9
-touch "$tree/kernel/trace/rust_kprobe_events/rust_kprobe_events.rs" "$tree/rust/kernel/lib.rs"
+# Make rebuilds the kernel crate and the module when their objects are gone:
+# removed here, in out-test only (touching the shared tree's sources would
+# make every variant rebuild them, and relink, on its next build).
+rm -f "$out/rust/kernel.o" "$out/kernel/trace/rust_kprobe_events/rust_kprobe_events.o"
 log=$(mktemp)
 make -s -C "$tree" O="$out" LLVM=1 CLIPPY=1 -j"$(nproc)" rust/ kernel/trace/rust_kprobe_events/ >"$log" 2>&1 || { cat "$log"; exit 1; }
 if grep -E '^(warning|error)' "$log"; then
@@ -18,5 +21,6 @@ if grep -E '^(warning|error)' "$log"; then
 	exit 1
 fi
 # Leave the objects as a plain build makes them.
+rm -f "$out/rust/kernel.o" "$out/kernel/trace/rust_kprobe_events/rust_kprobe_events.o"
 make -s -C "$tree" O="$out" LLVM=1 -j"$(nproc)" rust/ kernel/trace/rust_kprobe_events/ >/dev/null 2>&1
 echo "clippy: kernel crate and module build without warnings"

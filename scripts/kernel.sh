@@ -19,6 +19,11 @@ tree=$(bash "$ROOT/scripts/tree.sh")
 out=$CACHE/out-$variant
 mkdir -p "$out"
 jobs=$(( $(nproc) + 1 ))
+# Reproducible images: the same sources give the same bzImage whenever it is
+# relinked (no build number, time, user or host in it), so that
+# scripts/vm.sh --c-only can key C's runs on the image itself.
+export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026' KBUILD_BUILD_VERSION=1 \
+	KBUILD_BUILD_USER=rkpe KBUILD_BUILD_HOST=rkpe
 kmake() { make -s -C "$tree" O="$out" LLVM=1 -j"$jobs" "$@"; }
 
 frags=("$ROOT/kconfig/base.config")

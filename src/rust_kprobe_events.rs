@@ -64,7 +64,7 @@ impl tracefs::Operations for EventsFile {
 
     fn write(&self, buf: usize, len: usize) -> Result<usize> {
         let mut chunk = KBox::new([0u8; WRITE_BUFSIZE], GFP_KERNEL)?;
-        run_commands(
+        let r = run_commands(
             len,
             &mut chunk,
             |off, dst| {
@@ -74,7 +74,10 @@ impl tracefs::Operations for EventsFile {
             },
             |line| Probes::command(&self.0, line),
             || EINVAL,
-        )
+        );
+        // The `-:` lines' kprobes, together (one grace period).
+        self.0.data().bury();
+        r
     }
 }
 

@@ -634,6 +634,14 @@ impl From<kernel::alloc::AllocError> for Fail {
 struct State {
     probes: KVec<TraceKprobe>,
     events: KVec<TraceEvent>,
+    /// Removed probes whose kprobes are still registered: unregistered
+    /// together, with one RCU grace period, by [`State::bury`] before the
+    /// write or truncation that removed them returns (C waits for one
+    /// grace period a probe).
+    removed: KVec<Kp>,
+    /// A truncation of `dynamic_events` is under way: its `free` calls
+    /// leave the kprobes to the last one (see [`Probes::free`]).
+    truncating: bool,
 }
 
 impl State {
@@ -684,7 +692,11 @@ impl State {
             }
         }
         // Allocates nothing (KVec::retain, patch 0008): the removal cannot
-        // fail half-way. The kprobe is unregistered when the probe is dropped.
+        // fail half-way. The kprobe is unregistered by `bury`, or here when
+        // there is no room to keep it until then.
+        let kp = core::mem::replace(&mut self.probes[i]._probe, Kp::Pending);
+        self.probes[i].shared.event.detach(&kp);
+        let _ = self.removed.push(kp, GFP_KERNEL);
         let mut at = 0;
         self.probes.retain(|p| {
             at += 1;
@@ -695,6 +707,22 @@ impl State {
             false
         });
         self.drop_event_if_empty(lock, &ev)
+    }
+
+    /// Unregisters the kprobes of the removed probes, with one grace
+    /// period for the kprobes and one for the kretprobes
+    /// (`unregister_kprobes()`), then frees them.
+    fn bury(&mut self) {
+        kprobes::unregister_all(self.removed.iter().filter_map(|k| match k {
+            Kp::K(k) => Some(&**k),
+            _ => None,
+        }));
+        kprobes::unregister_all_ret(self.removed.iter().filter_map(|k| match k {
+            Kp::R(r) => Some(&**r),
+            _ => None,
+        }));
+        // Dropping them frees them; their kprobes are unregistered.
+        drop(core::mem::replace(&mut self.removed, KVec::new()));
     }
 }
 
@@ -725,7 +753,12 @@ impl Probes {
         let errors = trace_event::ErrorLog::new(&crate::probe::error::TEXTS)?;
         Arc::pin_init(
             Type::new(pin_init!(Probes {
-                state <- kernel::new_mutex!(State { probes: KVec::new(), events: KVec::new() }),
+                state <- kernel::new_mutex!(State {
+                    probes: KVec::new(),
+                    events: KVec::new(),
+                    removed: KVec::new(),
+                    truncating: false,
+                }),
                 errors,
                 buffers,
                 module,
@@ -775,6 +808,9 @@ impl Probes {
     /// that is not a probe definition.
     fn define(ty: &Kprobes, line: &[u8]) -> Result {
         let this = ty.data();
+        // Kprobes a truncation of `dynamic_events` left when it stopped
+        // half-way (see `free`).
+        this.bury();
         let mut tokens = KBox::new(Tokens::new(), GFP_KERNEL)?;
         match this.create(ty, line, &mut tokens) {
             Ok(()) => Ok(()),
@@ -955,7 +991,9 @@ impl Probes {
     }
 
     /// `-:[GRP/][EVENT] ...`: removes the matching probes in order, stops
-    /// at the first that cannot go (`dyn_event_release()`).
+    /// at the first that cannot go (`dyn_event_release()`). Their kprobes
+    /// are unregistered by [`Probes::bury`] when the write has run all its
+    /// lines.
     fn remove(&self, line: &[u8]) -> Result {
         let mut tokens = KBox::new(Tokens::new(), GFP_KERNEL)?;
         let r = Removal::parse(line, &mut tokens).map_err(|e| Error::from_errno(-e))?;
@@ -1012,6 +1050,7 @@ impl Probes {
                 pr_warn!("Failed to add event({}): {}\n", e.to_errno(), Escaped(cmd));
             }
         }
+        ty.data().bury();
         let mut names = KVec::new();
         {
             let _lock = lock_events();
@@ -1074,8 +1113,19 @@ impl Probes {
         while res.is_ok() && !state.probes.is_empty() {
             res = state.remove_probe(&lock, 0);
         }
+        state.bury();
         lock.reset_instances();
         res
+    }
+
+    /// Unregisters the kprobes of the probes removed by the lines of a
+    /// write to `kprobe_events` (`-:` lines), together: called when the
+    /// write has run its lines.
+    pub(crate) fn bury(&self) {
+        let _lock = lock_events();
+        let mut state = self.state.lock();
+        state.truncating = false;
+        state.bury();
     }
 
     /// The read-back of `kprobe_events`.
@@ -1121,11 +1171,22 @@ impl dyn_event::Provider for Probes {
     }
 
     /// `trace_kprobe_is_busy()`: enabled somewhere or open by perf.
+    ///
+    /// Only `dyn_events_release_all()` asks (trace_dynevent.c:235-242), of
+    /// every entry before it frees any: a truncation of `dynamic_events` is
+    /// under way, which frees every probe unless one is busy.
     fn is_busy(&self, _lock: &EventLock, entry: &ProbeShared) -> bool {
+        self.state.lock().truncating = true;
         entry.event.in_use()
     }
 
-    /// `trace_kprobe_release()`.
+    /// `trace_kprobe_release()`. The kprobes go with one grace period for
+    /// all when the probes go together: in a truncation, when the last
+    /// probe has gone; otherwise (a `-:` line, which asks `match` first,
+    /// trace_dynevent.c:`dyn_event_release()`) at once, one at a time as in
+    /// C, since the core tells of no end to a removal of several. A
+    /// truncation that stopped half-way leaves its kprobes to the next
+    /// write or truncation.
     fn free(&self, lock: &EventLock, entry: &ProbeShared) -> Result {
         let mut state = self.state.lock();
         match state
@@ -1133,7 +1194,14 @@ impl dyn_event::Provider for Probes {
             .iter()
             .position(|p| core::ptr::eq(&**p.shared, entry))
         {
-            Some(i) => state.remove_probe(lock, i),
+            Some(i) => {
+                let r = state.remove_probe(lock, i);
+                if !state.truncating || state.probes.is_empty() {
+                    state.truncating = false;
+                    state.bury();
+                }
+                r
+            }
             None => Err(ENOENT),
         }
     }
@@ -1147,6 +1215,8 @@ impl dyn_event::Provider for Probes {
         args: DynArgs<'_>,
         entry: &ProbeShared,
     ) -> bool {
+        // A `-:` line: no truncation is under way (`free` buries at once).
+        self.state.lock().truncating = false;
         let r = Removal {
             group: system.map(|s| s.as_bytes()),
             event: event.as_bytes(),

@@ -186,12 +186,14 @@ pub enum Place<'a> {
 /// # Invariants
 ///
 /// `kp` is registered with the kprobe core from the end of initialisation
-/// until drop; its `pre_handler` is [`pre_handler_callback::<T>`], and
+/// until `unregistered` is set (by [`unregister_all`] or the drop), which
+/// happens once; its `pre_handler` is [`pre_handler_callback::<T>`], and
 /// `symbol`, which `kp.symbol_name` may point into, lives as long.
 #[pin_data(PinnedDrop)]
 pub struct Registration<T: Handler> {
     handler: T,
     symbol: Option<CString>,
+    unregistered: AtomicBool,
     #[pin]
     kp: Opaque<bindings::kprobe>,
 }
@@ -249,6 +251,7 @@ impl<T: Handler> Registration<T> {
             // Initialised before `kp` registers: the callback reads it.
             handler,
             symbol,
+            unregistered: AtomicBool::new(false),
             // SAFETY: `init` fully initialises the slot or returns an error
             // (then the kprobe core keeps no pointer to it).
             kp <- unsafe { init::pin_init_from_closure(init) },
@@ -262,8 +265,8 @@ impl<T: Handler> Registration<T> {
 
     /// The probed address, as the kprobe core resolved it.
     pub fn address(&self) -> usize {
-        // SAFETY: by the type invariant `kp` is registered; `addr` is set
-        // at registration and not changed afterwards.
+        // SAFETY: `kp` is initialised and pinned; `addr` is set at
+        // registration and not changed afterwards.
         unsafe { (*self.kp.get()).addr as usize }
     }
 
@@ -287,9 +290,16 @@ impl<T: Handler> Registration<T> {
     ///
     /// # Errors
     ///
-    /// `EINVAL` if the probe is gone (its module was unloaded).
+    /// `EINVAL` if the probe is gone (its module was unloaded) or was
+    /// unregistered by [`unregister_all`].
     pub fn enable(&self) -> Result {
-        // SAFETY: by the type invariant `kp` is registered.
+        // The kprobe core also answers `EINVAL` for a kprobe it does not
+        // know (`__get_valid_kprobe()`); this answers without asking it.
+        if self.unregistered.load(Ordering::Acquire) {
+            return Err(EINVAL);
+        }
+        // SAFETY: `kp` is initialised and pinned; if `unregister_all` takes
+        // it meanwhile, the kprobe core serialises both on `kprobe_mutex`.
         to_result(unsafe { bindings::enable_kprobe(self.kp.get()) })
     }
 
@@ -297,20 +307,140 @@ impl<T: Handler> Registration<T> {
     ///
     /// # Errors
     ///
-    /// `EINVAL` if the probe is gone.
+    /// `EINVAL` if the probe is gone or unregistered.
     pub fn disable(&self) -> Result {
-        // SAFETY: by the type invariant `kp` is registered.
+        if self.unregistered.load(Ordering::Acquire) {
+            return Err(EINVAL);
+        }
+        // SAFETY: as for `enable`.
         to_result(unsafe { bindings::disable_kprobe(self.kp.get()) })
+    }
+
+    /// Takes the kprobe out of the registered state: true if it was
+    /// registered (the caller must then unregister it), false if it was
+    /// taken before.
+    fn take_registered(&self) -> bool {
+        !self.unregistered.swap(true, Ordering::AcqRel)
     }
 }
 
 #[pinned_drop]
 impl<T: Handler> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: by the type invariant `kp` is registered; after this call
-        // returns no handler runs any more (`unregister_kprobe()` waits).
-        unsafe { bindings::unregister_kprobe(self.kp.get()) };
+        if self.take_registered() {
+            // SAFETY: by the type invariant `kp` is still registered (the
+            // flag was clear); after this call returns no handler runs any
+            // more (`unregister_kprobe()` waits).
+            unsafe { bindings::unregister_kprobe(self.kp.get()) };
+        }
     }
+}
+
+/// Unregisters `probes` with one RCU grace period for all of them
+/// (`unregister_kprobes()`), where dropping them one by one waits for one
+/// each: removing many probes at once then takes one wait, not many.
+///
+/// When this returns, no handler of theirs runs any more. An unregistered
+/// probe stays a valid object (its counters can be read) but cannot be
+/// armed again ([`Registration::enable`] answers `EINVAL`), and dropping it
+/// does not unregister it again. Probes unregistered before are skipped.
+/// Without memory for the batch, each is unregistered on its own.
+///
+/// # Examples
+///
+/// ```
+/// use core::sync::atomic::{AtomicUsize, Ordering};
+/// use kernel::c_str;
+/// use kernel::kprobes::{unregister_all, Handler, Place, PtRegs, Registration};
+///
+/// struct Count(AtomicUsize);
+///
+/// impl Handler for Count {
+///     fn pre_handler(&self, _regs: &PtRegs) {
+///         self.0.fetch_add(1, Ordering::Relaxed);
+///     }
+/// }
+///
+/// let mut probes = KVec::new();
+/// for _ in 0..3 {
+///     let count = Count(AtomicUsize::new(0));
+///     probes.push(KBox::pin_init(Registration::new(Place::Symbol(c_str!("kstrtouint"), 0), false, count)?, GFP_KERNEL)?, GFP_KERNEL)?;
+/// }
+/// let s = c_str!("7");
+/// let mut v = 0u32;
+/// // SAFETY: a NUL-terminated string and a valid output pointer.
+/// unsafe { kernel::bindings::kstrtouint(s.as_char_ptr(), 10, &mut v) };
+/// assert!(probes.iter().all(|p| p.handler().0.load(Ordering::Relaxed) >= 1));
+/// unregister_all(probes.iter().map(|p| &**p));
+/// let before: KVec<usize> = {
+///     let mut b = KVec::new();
+///     for p in probes.iter() {
+///         b.push(p.handler().0.load(Ordering::Relaxed), GFP_KERNEL)?;
+///     }
+///     b
+/// };
+/// // SAFETY: as above.
+/// unsafe { kernel::bindings::kstrtouint(s.as_char_ptr(), 10, &mut v) };
+/// for (p, n) in probes.iter().zip(before.iter()) {
+///     assert_eq!(p.handler().0.load(Ordering::Relaxed), *n);
+///     assert_eq!(p.enable(), Err(EINVAL));
+/// }
+/// // Again: nothing left to do.
+/// unregister_all(probes.iter().map(|p| &**p));
+/// drop(probes);
+/// # Ok::<(), Error>(())
+/// ```
+pub fn unregister_all<'a, T: Handler + 'a>(
+    probes: impl Iterator<Item = &'a Registration<T>> + Clone,
+) {
+    let Ok(mut kps) = KVec::with_capacity(probes.clone().count(), GFP_KERNEL) else {
+        for p in probes {
+            if p.take_registered() {
+                // SAFETY: registered until now (the flag was clear).
+                unsafe { bindings::unregister_kprobe(p.kp.get()) };
+            }
+        }
+        return;
+    };
+    for p in probes {
+        if p.take_registered() {
+            // Within the capacity reserved above: does not allocate.
+            let _ = kps.push(p.kp.get(), GFP_KERNEL);
+        }
+    }
+    if kps.is_empty() {
+        return;
+    }
+    // SAFETY: each pointer is a kprobe registered until now (its flag was
+    // clear), pinned in a registration borrowed for the call; `kps.len()`
+    // of them. When the call returns, the kprobe core keeps none.
+    unsafe { bindings::unregister_kprobes(kps.as_mut_ptr(), kps.len() as core::ffi::c_int) };
+}
+
+/// [`unregister_all`] for return probes (`unregister_kretprobes()`).
+pub fn unregister_all_ret<'a, T: RetHandler + 'a>(
+    probes: impl Iterator<Item = &'a RetRegistration<T>> + Clone,
+) {
+    let Ok(mut rps) = KVec::with_capacity(probes.clone().count(), GFP_KERNEL) else {
+        for p in probes {
+            if p.take_registered() {
+                // SAFETY: registered until now (the flag was clear).
+                unsafe { bindings::unregister_kretprobe(p.rp.get()) };
+            }
+        }
+        return;
+    };
+    for p in probes {
+        if p.take_registered() {
+            // Within the capacity reserved above.
+            let _ = rps.push(p.rp.get(), GFP_KERNEL);
+        }
+    }
+    if rps.is_empty() {
+        return;
+    }
+    // SAFETY: as in `unregister_all`, for kretprobes.
+    unsafe { bindings::unregister_kretprobes(rps.as_mut_ptr(), rps.len() as core::ffi::c_int) };
 }
 
 /// The `pre_handler` of every [`Registration<T>`].
@@ -398,12 +528,13 @@ pub trait RetHandler: Sync {
 /// # Invariants
 ///
 /// `rp` is registered with the kprobe core from the end of initialisation
-/// until drop, with the callbacks of this type for `T`; `symbol` lives as
-/// long.
+/// until `unregistered` is set (by [`unregister_all_ret`] or the drop),
+/// once, with the callbacks of this type for `T`; `symbol` lives as long.
 #[pin_data(PinnedDrop)]
 pub struct RetRegistration<T: RetHandler> {
     handler: T,
     symbol: Option<CString>,
+    unregistered: AtomicBool,
     #[pin]
     rp: Opaque<bindings::kretprobe>,
 }
@@ -468,6 +599,7 @@ impl<T: RetHandler> RetRegistration<T> {
             // Initialised before `rp` registers: the callbacks read it.
             handler,
             symbol,
+            unregistered: AtomicBool::new(false),
             // SAFETY: `init` initialises the slot or fails leaving nothing
             // registered.
             rp <- unsafe { init::pin_init_from_closure(init) },
@@ -481,14 +613,16 @@ impl<T: RetHandler> RetRegistration<T> {
 
     /// The probed function's address.
     pub fn address(&self) -> usize {
-        // SAFETY: by the type invariant `rp` is registered.
+        // SAFETY: `rp` is initialised and pinned; `addr` is set at
+        // registration.
         unsafe { (*self.rp.get()).kp.addr as usize }
     }
 
     /// The instances the kprobe core preallocated (`maxactive` after
     /// registration fills in its default).
     pub fn maxactive(&self) -> u32 {
-        // SAFETY: by the type invariant `rp` is registered.
+        // SAFETY: `rp` is initialised and pinned; `maxactive` is set at
+        // registration.
         unsafe { (*self.rp.get()).maxactive as u32 }
     }
 
@@ -513,9 +647,14 @@ impl<T: RetHandler> RetRegistration<T> {
     ///
     /// # Errors
     ///
-    /// `EINVAL` if the probe is gone.
+    /// `EINVAL` if the probe is gone or was unregistered by
+    /// [`unregister_all_ret`].
     pub fn enable(&self) -> Result {
-        // SAFETY: by the type invariant `rp` is registered.
+        if self.unregistered.load(Ordering::Acquire) {
+            return Err(EINVAL);
+        }
+        // SAFETY: `rp` is initialised and pinned; a concurrent
+        // `unregister_all_ret` is serialised with this on `kprobe_mutex`.
         to_result(unsafe { bindings::enable_kprobe(ptr::addr_of_mut!((*self.rp.get()).kp)) })
     }
 
@@ -523,19 +662,31 @@ impl<T: RetHandler> RetRegistration<T> {
     ///
     /// # Errors
     ///
-    /// `EINVAL` if the probe is gone.
+    /// `EINVAL` if the probe is gone or unregistered.
     pub fn disable(&self) -> Result {
-        // SAFETY: by the type invariant `rp` is registered.
+        if self.unregistered.load(Ordering::Acquire) {
+            return Err(EINVAL);
+        }
+        // SAFETY: as for `enable`.
         to_result(unsafe { bindings::disable_kprobe(ptr::addr_of_mut!((*self.rp.get()).kp)) })
+    }
+
+    /// As [`Registration::take_registered`].
+    fn take_registered(&self) -> bool {
+        !self.unregistered.swap(true, Ordering::AcqRel)
     }
 }
 
 #[pinned_drop]
 impl<T: RetHandler> PinnedDrop for RetRegistration<T> {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: by the type invariant `rp` is registered; no callback runs
-        // after this returns.
-        unsafe { bindings::unregister_kretprobe(self.rp.get()) };
+        if self.take_registered() {
+            // SAFETY: by the type invariant `rp` is still registered (the
+            // flag was clear); no callback runs after this returns. (A
+            // second `unregister_kretprobe()` would free its rethook twice:
+            // the flag prevents it.)
+            unsafe { bindings::unregister_kretprobe(self.rp.get()) };
+        }
     }
 }
 
