@@ -46,7 +46,7 @@ use crate::probe::{
     error::{caret_position, errno, Code, ParseError},
     fetch, format, output,
     removal::{check_append, Removal},
-    text::{Bytes, Escaped},
+    text::{Bytes, Escaped, Text},
 };
 
 /// A probe's arguments, in kernel memory.
@@ -54,7 +54,7 @@ pub(crate) struct Args(KVec<Arg>);
 
 impl Args {
     /// The same arguments in a vector of exactly their number: the parser
-    /// grows the list by doubling, and an argument takes 624 bytes.
+    /// grows the list by doubling, and an argument takes 368 bytes.
     fn exact(self) -> Result<Self> {
         if self.0.capacity() == self.0.len() {
             return Ok(self);
@@ -66,6 +66,49 @@ impl Args {
         Ok(Args(v))
     }
 }
+
+impl Args {
+    /// The arguments as a stored probe keeps them: exactly their number,
+    /// shared with the record layout of the probe's event.
+    fn share(self) -> Result<StoredArgs> {
+        Ok(StoredArgs(Arc::new(self.exact()?.0, GFP_KERNEL)?))
+    }
+}
+
+/// A stored probe's arguments, shared with its event's record layout
+/// ([`EventShared::layout`]) when it is the event's first probe.
+pub(crate) struct StoredArgs(Arc<KVec<Arg>>);
+
+impl ArgList for StoredArgs {
+    fn push(&mut self, _arg: Arg) -> Result<(), ()> {
+        Err(())
+    }
+
+    fn as_slice(&self) -> &[Arg] {
+        &self.0
+    }
+}
+
+/// A stored probe's symbol, out of line: inline, a symbol takes
+/// `MAX_SYMBOL_LEN` (600) bytes whatever its length.
+pub(crate) struct StoredSymbol(KVec<u8>);
+
+impl StoredSymbol {
+    fn new(s: &[u8]) -> Result<Self> {
+        let mut v = KVec::with_capacity(s.len(), GFP_KERNEL)?;
+        v.extend_from_slice(s, GFP_KERNEL)?;
+        Ok(StoredSymbol(v))
+    }
+}
+
+impl Text for StoredSymbol {
+    fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// A probe as the registry keeps it.
+pub(crate) type StoredProbe = Probe<StoredArgs, StoredSymbol>;
 
 impl ArgList for Args {
     fn push(&mut self, arg: Arg) -> Result<(), ()> {
@@ -84,9 +127,9 @@ pub(crate) struct EventShared {
     name: command::Name,
     group: command::Name,
     is_return: bool,
-    /// The record layout (the first probe's arguments: every probe of the
-    /// event has the same names, types and sizes).
-    layout: KVec<Arg>,
+    /// The record layout (the first probe's arguments, shared with it:
+    /// every probe of the event has the same names, types and sizes).
+    layout: Arc<KVec<Arg>>,
     /// `(type, name)` of each field after the common ones, as C strings.
     field_strings: KVec<(CString, CString)>,
     /// The instances the event is enabled in, and perf and BPF while perf
@@ -141,7 +184,7 @@ impl EventShared {
 
 /// What a probe's handler needs.
 pub(crate) struct ProbeShared {
-    spec: Probe<Args>,
+    spec: StoredProbe,
     event: Arc<EventShared>,
     /// Some argument is a string (its size is known only once fetched).
     dynamic: bool,
@@ -474,7 +517,7 @@ impl Kp {
 
 /// `trace_kprobe_module_exist()` (trace_kprobe.c:115-132): false for an
 /// address probe and for `MOD:SYM` while `MOD` is not loaded.
-fn module_exists(spec: &Probe<Args>) -> bool {
+fn module_exists<A, S: Text>(spec: &Probe<A, S>) -> bool {
     if let SpecPlace::Addr(_) = spec.place {
         return false;
     }
@@ -722,7 +765,7 @@ impl State {
             _ => None,
         }));
         // Dropping them frees them; their kprobes are unregistered.
-        drop(core::mem::replace(&mut self.removed, KVec::new()));
+        drop(core::mem::take(&mut self.removed));
     }
 }
 
@@ -825,7 +868,6 @@ impl Probes {
             Ok(Some(p)) => p,
             Err(e) => return Err(Fail::Parse(e)),
         };
-        spec.args = spec.args.exact().map_err(Fail::Kernel)?;
         if self.group != command::DEFAULT_GROUP && spec.group.as_bytes() == command::DEFAULT_GROUP {
             spec.group = command::Name::from_bytes(self.group).unwrap_or_default();
         }
@@ -840,6 +882,9 @@ impl Probes {
                 Err(e) if e == crate::probe::error::errno::ENOENT && !module_exists => true,
                 Err(e) => return Err(Fail::Parse(command::registration_error(e))),
             };
+        let spec = spec
+            .map(Args::share, |s| StoredSymbol::new(s.as_bytes()))
+            .map_err(Fail::Kernel)?;
 
         // register_trace_kprobe() runs under event_mutex.
         let lock = lock_events();
@@ -923,7 +968,7 @@ impl Probes {
         &self,
         lock: &EventLock,
         state: &mut State,
-        spec: &Probe<Args>,
+        spec: &StoredProbe,
     ) -> Result<Arc<EventShared>, Fail> {
         let mut field_strings = KVec::new();
         for f in format::fields(spec.is_return, spec.args.as_slice()) {
@@ -934,10 +979,7 @@ impl Probes {
             };
             field_strings.push((ty, cstring(f.name)?), GFP_KERNEL)?;
         }
-        let mut layout = KVec::with_capacity(spec.args.as_slice().len(), GFP_KERNEL)?;
-        for a in spec.args.as_slice() {
-            layout.push(a.clone(), GFP_KERNEL)?;
-        }
+        let layout = spec.args.0.clone();
         let targets = Targets::new()?;
         let event_targets = targets.clone();
         let shared = Arc::pin_init(

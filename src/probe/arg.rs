@@ -365,7 +365,8 @@ fn parse_fetch(
                 code,
                 *ci,
                 Insn {
-                    param: off,
+                    // A pt_regs offset (below 256).
+                    param: off as u16,
                     ..Insn::new(Op::Reg)
                 },
             ),
@@ -376,14 +377,7 @@ fn parse_fetch(
                 let Ok(addr) = kstrtoul(&s[1..], 0) else {
                     return Err(ctx.err(Code::BadMemAddr, ctx.offset));
                 };
-                set(
-                    code,
-                    *ci,
-                    Insn {
-                        imm: addr,
-                        ..Insn::new(Op::Imm)
-                    },
-                );
+                set(code, *ci, Insn::load_imm(addr));
             } else if at(s, 1) == b'+' {
                 return Err(ctx.err(Code::FileOnKprobe, ctx.offset));
             } else {
@@ -429,14 +423,7 @@ fn parse_fetch(
                     _ => None,
                 };
                 match imm {
-                    Some(imm) => set(
-                        code,
-                        *ci,
-                        Insn {
-                            imm,
-                            ..Insn::new(Op::Imm)
-                        },
-                    ),
+                    Some(imm) => set(code, *ci, Insn::load_imm(imm)),
                     None => return Err(ctx.err(Code::BadImm, ctx.offset + 1)),
                 }
             }
@@ -543,7 +530,8 @@ fn parse_var(s: &[u8], code: &mut Program, ci: usize, ctx: &mut Ctx<'_>) -> PRes
                 return Err(ctx.err(Code::BadStackNum, ctx.offset));
             }
             Insn {
-                param: n as u32,
+                // At most PARAM_MAX_STACK (checked above).
+                param: n as u16,
                 ..Insn::new(Op::Stack)
             }
         } else {
@@ -561,7 +549,7 @@ fn parse_var(s: &[u8], code: &mut Program, ci: usize, ctx: &mut Ctx<'_>) -> PRes
         let n = (n - 1) as u16;
         if ctx.flags.is_function_entry() {
             Insn {
-                param: u32::from(n),
+                param: n,
                 ..Insn::new(Op::Arg)
             }
         } else if ctx.flags.is_function_return() {
@@ -660,7 +648,8 @@ fn finalize(
         }
         ci += 1;
         arg.code[ci] = Insn {
-            param: arg.count,
+            // At most MAX_ARRAY_LEN.
+            param: arg.count as u16,
             ..Insn::new(Op::LpArray)
         };
     }

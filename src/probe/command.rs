@@ -22,7 +22,7 @@ use core::fmt::Write;
 use super::arg::{self, Arg, Ctx, EntryArgs, Flags, MAX_TRACE_ARGS};
 use super::error::{errno, Code, ParseError};
 use super::num::{kstrtol, kstrtouint, kstrtoul};
-use super::text::{is_good_name, Str};
+use super::text::{is_good_name, Str, Text};
 
 /// Longest group or event name plus one (`MAX_EVENT_NAME_LEN`).
 pub const MAX_EVENT_NAME_LEN: usize = 64;
@@ -202,8 +202,10 @@ pub enum Place {
     Addr(u64),
 }
 
-/// A parsed probe definition, not yet registered.
-pub struct Probe<A> {
+/// A parsed probe definition, not yet registered. `A` keeps the arguments,
+/// `S` the symbol (inline as parsed; a stored probe may keep both out of
+/// line, see [`Probe::map`]).
+pub struct Probe<A, S = Symbol> {
     /// A return probe (`r`, or `%return`).
     pub is_return: bool,
     /// `rN`: instances to preallocate, 0 for the default.
@@ -213,7 +215,7 @@ pub struct Probe<A> {
     /// Event.
     pub event: Name,
     /// The symbol (empty for an address probe).
-    pub symbol: Symbol,
+    pub symbol: S,
     /// The place.
     pub place: Place,
     /// Where the arguments may fetch from.
@@ -235,10 +237,34 @@ pub fn split_module(symbol: &[u8]) -> (Option<&[u8]>, &[u8]) {
     }
 }
 
-impl<A> Probe<A> {
+impl<A, S: Text> Probe<A, S> {
     /// `MOD` of a probe on `MOD:SYM`.
     pub fn module(&self) -> Option<&[u8]> {
         split_module(self.symbol.as_bytes()).0
+    }
+
+    /// The same probe with its arguments and symbol kept another way.
+    ///
+    /// # Errors
+    ///
+    /// What `args` or `symbol` answer (e.g. no memory).
+    pub fn map<B, T, E>(
+        self,
+        args: impl FnOnce(A) -> Result<B, E>,
+        symbol: impl FnOnce(S) -> Result<T, E>,
+    ) -> Result<Probe<B, T>, E> {
+        Ok(Probe {
+            is_return: self.is_return,
+            maxactive: self.maxactive,
+            group: self.group,
+            event: self.event,
+            symbol: symbol(self.symbol)?,
+            place: self.place,
+            flags: self.flags,
+            args: args(self.args)?,
+            entry: self.entry,
+            size: self.size,
+        })
     }
 }
 
@@ -576,7 +602,7 @@ pub fn resolve_symbols(
             if addr == 0 {
                 return Err(errno::ENOENT);
             }
-            a.code[i + 1].imm = addr.wrapping_add(offset as u64);
+            a.code[i + 1] = super::insn::Insn::load_imm(addr.wrapping_add(offset as u64));
         }
     }
     Ok(())

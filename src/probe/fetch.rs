@@ -161,11 +161,11 @@ fn simple(a: &Arg, m: &dyn Machine, at: usize, out: &mut Out<'_>) -> bool {
 #[inline(always)]
 fn load(c: &Insn, m: &dyn Machine) -> Option<u64> {
     Some(match c.op {
-        Op::Reg => m.reg(c.param),
-        Op::Stack => m.stack_nth(c.param),
-        Op::Arg => kernel_argument(m, c.param),
+        Op::Reg => m.reg(u32::from(c.param)),
+        Op::Stack => m.stack_nth(u32::from(c.param)),
+        Op::Arg => kernel_argument(m, u32::from(c.param)),
         Op::Retval => m.retval(),
-        Op::Imm => c.imm,
+        Op::Imm => c.imm(),
         _ => return None,
     })
 }
@@ -351,7 +351,7 @@ fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
                 return;
             }
             i += 1;
-            if i >= l.param {
+            if i >= u32::from(l.param) {
                 return;
             }
             let st = insn(a, s3);

@@ -23,7 +23,7 @@ pub enum Op {
     StackP,
     /// Load the return value.
     Retval,
-    /// Load `imm`.
+    /// Load the immediate value ([`Insn::imm`]).
     Imm,
     /// Load the current task's comm (only followed by a string store).
     Comm,
@@ -78,12 +78,13 @@ pub struct Insn {
     pub data_start: u8,
     /// Length of that text.
     pub data_len: u8,
-    /// Register offset, stack index, argument number, loop count.
-    pub param: u32,
-    /// Dereference or store offset.
+    /// Register offset, stack index, argument number, loop count (all
+    /// below `PARAM_MAX_STACK`, 2048).
+    pub param: u16,
+    /// Dereference or store offset; for `Imm`, the value's bits
+    /// ([`Insn::imm`]). One field for both keeps an instruction at 16
+    /// bytes, a program at 256.
     pub offset: i64,
-    /// Immediate value.
-    pub imm: u64,
 }
 
 impl Insn {
@@ -97,14 +98,28 @@ impl Insn {
         data_len: 0,
         param: 0,
         offset: 0,
-        imm: 0,
     };
 
     /// An instruction with only its opcode set.
     pub const fn new(op: Op) -> Insn {
         Insn { op, ..Insn::NOP }
     }
+
+    /// `Imm` loading `value`.
+    pub const fn load_imm(value: u64) -> Insn {
+        Insn {
+            offset: value as i64,
+            ..Insn::new(Op::Imm)
+        }
+    }
+
+    /// The value an `Imm` loads.
+    pub const fn imm(&self) -> u64 {
+        self.offset as u64
+    }
 }
+
+const _: () = assert!(core::mem::size_of::<Insn>() == 16);
 
 /// Instructions per argument (`FETCH_INSN_MAX`).
 pub const FETCH_INSN_MAX: usize = 16;

@@ -16,7 +16,7 @@ use core::fmt::Write;
 use super::arg::Arg;
 use super::command::{ArgList, Place, Probe, Tokens};
 use super::error::{errno, Code, ParseError};
-use super::text::{Bytes, Str};
+use super::text::{Bytes, Str, Text};
 
 /// A parsed removal command. Borrowed from the line.
 #[derive(Clone, Copy, Debug)]
@@ -59,11 +59,11 @@ impl<'a> Removal<'a> {
     /// group unless one was given), and if the command goes on, the same
     /// place and the same leading `NAME=ARG`s. `hashed` is what `%p` prints
     /// for an address probe's address.
-    pub fn matches<A: ArgList>(
+    pub fn matches<A: ArgList, S: Text>(
         &self,
         line: &[u8],
         tokens: &Tokens,
-        p: &Probe<A>,
+        p: &Probe<A, S>,
         hashed: u64,
     ) -> bool {
         self.matches_words(tokens.iter(line).skip(1), p, hashed)
@@ -71,10 +71,10 @@ impl<'a> Removal<'a> {
 
     /// As [`Removal::matches`], given the words after the command's first
     /// (`argv + 1` of `dyn_event_release()`).
-    pub fn matches_words<'w, A: ArgList>(
+    pub fn matches_words<'w, A: ArgList, S: Text>(
         &self,
         mut words: impl Iterator<Item = &'w [u8]>,
-        p: &Probe<A>,
+        p: &Probe<A, S>,
         hashed: u64,
     ) -> bool {
         if !self.event.is_empty() && self.event != p.event.as_bytes() {
@@ -139,7 +139,7 @@ pub fn compare_arg_type(a: &[Arg], b: &[Arg]) -> usize {
 }
 
 /// The probe's symbol as `trace_kprobe_symbol()` names it, and its offset.
-fn place_key<A>(p: &Probe<A>) -> (&[u8], u32) {
+fn place_key<A, S: Text>(p: &Probe<A, S>) -> (&[u8], u32) {
     match p.place {
         Place::Symbol { offset } => (p.symbol.as_bytes(), offset),
         Place::Addr(_) => (b"unknown", 0),
@@ -149,9 +149,9 @@ fn place_key<A>(p: &Probe<A>) -> (&[u8], u32) {
 /// Whether `new` may join the event whose probes are `siblings` (the
 /// first is the one C compares the argument layout with). Errors are
 /// logged as C logs them, with `EEXIST`.
-pub fn check_append<'s, A: ArgList + 's>(
-    new: &Probe<A>,
-    mut siblings: impl Iterator<Item = &'s Probe<A>> + Clone,
+pub fn check_append<'s, A: ArgList, S: Text, B: ArgList + 's, T: Text + 's>(
+    new: &Probe<A, S>,
+    mut siblings: impl Iterator<Item = &'s Probe<B, T>> + Clone,
 ) -> Result<(), ParseError> {
     let Some(first) = siblings.clone().next() else {
         return Ok(());

@@ -15,6 +15,20 @@
 
 use core::fmt::{self, Write as _};
 
+/// Bytes of text, however they are kept: a probe's symbol is [`Str`] while
+/// parsed, and may be kept out of line once the probe is stored
+/// ([`crate::probe::command::Probe::map`]).
+pub trait Text {
+    /// The bytes.
+    fn as_bytes(&self) -> &[u8];
+}
+
+impl<const N: usize> Text for Str<N> {
+    fn as_bytes(&self) -> &[u8] {
+        Str::as_bytes(self)
+    }
+}
+
 /// Up to `N` bytes, inline. Bytes, not `str`: a user may write any byte
 /// that is not whitespace.
 #[derive(Clone, Copy, PartialEq, Eq)]
