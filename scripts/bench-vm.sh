@@ -3,18 +3,33 @@
 #
 # `make bench-vm`: the C kprobe events and the module side by side in one
 # boot of the ref kernel under QEMU -icount (guest ns = instructions), a
-# probe on __x64_sys_getppid per spec. Writes build/results/bench-vm.md.
+# probe on __x64_sys_getppid per spec. Writes build/results/bench-vm.md and
+# the module/C hit-cost ratios into tests/bench/ratios.txt (commit them:
+# they are the baseline of the check below).
+#   bench-vm.sh           measure, write the table and the ratios
+#   bench-vm.sh --check   measure five rows, fail if a ratio is more than 2%
+#                         above tests/bench/ratios.txt (make check). Under -icount
+#                         a run repeats to the instruction, and TCG's
+#                         `-cpu max` does not depend on the host CPU.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+check=0
+[ "${1:-}" = --check ] && check=1
 mkdir -p "$ROOT/build/bin" "$ROOT/build/results"
-gcc -O2 -static -o "$ROOT/build/bin/getppid_loop" "$ROOT/tests/bench/getppid_loop.c"
-bash "$ROOT/scripts/kernel.sh" ref
+bash "$ROOT/scripts/guest-bins.sh" getppid_loop
+# (make check has built it.)
+[ $check = 1 ] || bash "$ROOT/scripts/kernel.sh" ref
 log=$ROOT/build/results/bench-vm.log
 stage "benchmark in the ref VM (-icount)"
-bash "$ROOT/scripts/vm.sh" --icount --timeout 1200 --log "$log" ref -- 'sh /rkpe/guest/bench.sh 200000' >/dev/null
+# The check measures five rows with fewer calls (a count per call does not
+# depend on it beyond the loop's setup, amortised).
+args='200000'
+[ $check = 0 ] || args='50000 quick'
+bash "$ROOT/scripts/vm.sh" --icount --timeout 1200 --log "$log" ref -- "sh /rkpe/guest/bench.sh $args" >/dev/null
 done_stage
-python3 - "$log" "$ROOT/build/results/bench-vm.md" <<'PY'
+python3 - "$log" "$ROOT/build/results/bench-vm.md" "$ROOT/tests/bench/ratios.txt" "$check" <<'PY'
 import sys
+ratios_file, check = sys.argv[3], sys.argv[4] == '1'
 rows = [l.strip().split('|') for l in open(sys.argv[1], errors='replace') if l.count('|') == 2 and not l.startswith('[')]
 base = next(float(r[2]) for r in rows if r[0] == 'none')
 by = {}
@@ -29,4 +44,30 @@ for spec, d in by.items():
     out.append(f'| `{spec}` | {c:.0f} | {c - base:.0f} | {r:.0f} | {r - base:.0f} | {(r - base) / (c - base):.2f} |')
 open(sys.argv[2], 'w').write('\n'.join(out) + '\n')
 print('\n'.join(out))
+now = {spec: (float(d['RUST']) - base) / (float(d['C']) - base)
+       for spec, d in by.items() if spec != '-' and 'C' in d and 'RUST' in d}
+if not check:
+    with open(ratios_file, 'w') as f:
+        f.write('# module/C hit cost per spec, from `make bench-vm` (scripts/bench-vm.sh);\n'
+                '# make check fails when one is more than 2% above. Commit after a change\n'
+                '# that moves them.\n')
+        for spec, v in now.items():
+            f.write(f'{spec}|{v:.4f}\n')
+    print(f'wrote {len(now)} ratios to tests/bench/ratios.txt')
+    sys.exit(0)
+base_ratios = {}
+for l in open(ratios_file):
+    if l.startswith('#') or '|' not in l:
+        continue
+    spec, v = l.rstrip('\n').rsplit('|', 1)
+    base_ratios[spec] = float(v)
+bad = 0 if now else 1
+for spec, v in now.items():
+    if spec not in base_ratios:
+        print(f'bench: FAILED: `{spec}` has no committed ratio'); bad += 1
+    elif v > base_ratios[spec] * 1.02:
+        print(f'bench: FAILED: `{spec}`: module/C {v:.4f}, more than 2% above {base_ratios[spec]:.4f}'); bad += 1
+    else:
+        print(f'bench: `{spec}`: module/C {v:.4f} (committed {base_ratios[spec]:.4f})')
+sys.exit(1 if bad else 0)
 PY

@@ -56,11 +56,15 @@ step "build: debug kernel" bash "$ROOT/scripts/kernel.sh" debug
 # The VM stages run in two lanes at once: a guest mostly keeps one of its two
 # virtual CPUs busy, so two guests share the two host CPUs (each stage runs
 # about 1.5x slower, the pair about 1.33x faster than one after the other).
-# Lane A: `test`, `ref`, and on `debug` half of ftracetest and the own
-# tests; lane B: the rest of `debug`. Each lane's output is shown when it
+# Lane A: `test`, `ref` (C alone), and on `debug` half of ftracetest and
+# the own tests; lane B: the rest of `debug`, then the differential and the
+# benchmark check on `ref` (C and the module). Each lane's output is shown when it
 # ends. The runs of C alone (`ref`, vm.sh --c-only) are replayed when C,
 # the tests and the harness are unchanged since they last passed: the
 # summary says how many.
+# Every program the guests take from build/bin, before the lanes: the
+# initramfs then has the same content whichever lane gets where first.
+bash "$ROOT/scripts/guest-bins.sh"
 for v in test ref debug; do # built once here, not by two lanes at a time
 	[ -e "$ROOT/build/$v/bzImage" ] && bash "$ROOT/scripts/initramfs.sh" "$v" > /dev/null
 done
@@ -77,7 +81,6 @@ lane_a() {
 		step "vm ref: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" ref
 		step "vm ref: own .tc tests marked c-too, on the C implementation" bash "$ROOT/scripts/owntests.sh" ref
 		step "vm ref: C answers still match tests/vectors/c-ref.txt" bash "$ROOT/scripts/oracle.sh" verify
-		step "vm ref: differential, C vs module on the same specs" bash "$ROOT/scripts/differential.sh"
 		step "vm ref: client tools on C" bash "$ROOT/scripts/tools.sh" ref
 	fi
 	if [ -e "$ROOT/build/test/bzImage" ] && [ -e "$ROOT/build/ref/bzImage" ]; then
@@ -101,7 +104,10 @@ vmdebug() { # [--allow-warning ERE] name timeout script args...
 }
 lane_b() {
 	[ -e "$ROOT/build/debug/bzImage" ] || return 0
-	step "vm debug: module load/unload, KUnit doctests" vmdebug module_load 600 module_load.sh
+	# One boot for both (a debug boot and its kmemleak scans take ~40 s):
+	# lockdown last, since it cannot be lifted.
+	step "vm debug: module load/unload, KUnit doctests; then lockdown" vmdebug module_load 900 \
+		'module_load.sh; a=$?; sh /rkpe/tests/vm/lockdown.sh && exit $a'
 	step "vm debug: ftracetest kprobe+dynevent, second half" bash "$ROOT/scripts/ftracetest.sh" debug 2/2
 	step "vm debug: stress, both CPUs" vmdebug stress 900 stress.sh 20
 	# Under fault injection the tracing and kprobes cores themselves WARN
@@ -110,14 +116,18 @@ lane_b() {
 	step "vm debug: fault injection (failslab) over every write" \
 		vmdebug --allow-warning ' at kernel/(tracepoint\.c:406 tracepoint_probe_unregister|kprobes\.c:1131 disarm_kprobe_ftrace)\+' \
 		failslab 900 failslab.sh
-	step "vm debug: lockdown" vmdebug lockdown 300 lockdown.sh
+	if [ -e "$ROOT/build/ref/bzImage" ]; then
+		step "vm ref: differential, C vs module on the same specs" bash "$ROOT/scripts/differential.sh"
+		step "vm ref: hit cost module/C under -icount, at most 2% above tests/bench/ratios.txt" \
+			bash "$ROOT/scripts/bench-vm.sh" --check
+	fi
 }
 LANE=a lane_a > "$R/lane-a.log" 2>&1 &
 pa=$!
 LANE=b lane_b > "$R/lane-b.log" 2>&1 &
 pb=$!
 wait $pa; echo "=== lane A (test, ref, half of ftracetest and the own tests on debug):"; cat "$R/lane-a.log"
-wait $pb; echo "=== lane B (debug):"; cat "$R/lane-b.log"
+wait $pb; echo "=== lane B (debug, then the differential and the benchmark on ref):"; cat "$R/lane-b.log"
 
 passed=$(grep -c '^ok ' "$R/outcomes") failed=$(grep -c '^FAILED ' "$R/outcomes")
 [ -s "$R/reasons" ] && cat "$R/reasons"

@@ -28,11 +28,7 @@ limit=${HOSTILE_LIMIT:-}
 watchdog=${HOSTILE_WATCHDOG:-600}
 
 # The lines and the program reach the guest through build/bin (/rkpe/bin/).
-# Copied only when changed, so that the initramfs is not rebuilt for nothing.
-python3 "$ROOT/scripts/hostile-lines.py" --count "$count" "$hb/lines"
-gcc -O2 -Wall -Wextra -Werror -static -o "$hb/hostile" "$ROOT/tests/hostile/hostile.c"
-cmp -s "$hb/lines" "$ROOT/build/bin/hostile.lines" || cp "$hb/lines" "$ROOT/build/bin/hostile.lines"
-cmp -s "$hb/hostile" "$ROOT/build/bin/hostile" || cp "$hb/hostile" "$ROOT/build/bin/hostile"
+HOSTILE_COUNT=$count bash "$ROOT/scripts/guest-bins.sh" hostile
 
 fail=0
 for variant in test ref; do

@@ -23,8 +23,7 @@ else
 	load=
 fi
 # perf_bpf.tc's trigger: a static binary, put into the initramfs from build/bin.
-mkdir -p "$ROOT/build/bin"
-gcc -O2 -static -o "$ROOT/build/bin/perf_bpf" "$ROOT/tests/bench/perf_bpf.c"
+bash "$ROOT/scripts/guest-bins.sh" perf_bpf
 stage "own .tc tests on $variant"
 set +e
 c_only=(); [ "$variant" = ref ] && c_only=(--c-only) # C alone: replayed when unchanged (vm.sh)

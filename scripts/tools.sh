@@ -35,10 +35,7 @@ log=$res/tools-$variant.log
 out=$(readlink -f "$ROOT/build/$variant/out") || die "build/$variant/out missing: run scripts/kernel.sh $variant"
 tree=$(readlink -f "$ROOT/build/tree")
 
-trig=$ROOT/build/bin/rkpe-trigger
-if [ ! -x "$trig" ] || [ "$dir/trigger.c" -nt "$trig" ]; then
-	gcc -O2 -static -o "$trig" "$dir/trigger.c"
-fi
+bash "$ROOT/scripts/guest-bins.sh" rkpe-trigger
 
 load=
 module_variant "$variant" && load='modprobe rust_kprobe_events || exit 1'

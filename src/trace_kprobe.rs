@@ -41,7 +41,7 @@ use kernel::{
 
 use crate::kernel_env::{self, cstring, cstring_fmt, HitMachine, KernelEnv, KernelSymbols, Raw};
 use crate::probe::{
-    arg::Arg,
+    arg::{Arg, EntryArgs, EntryList},
     command::{self, ArgList, Env, Place as SpecPlace, Probe, Tokens},
     error::{caret_position, errno, Code, ParseError},
     fetch, format, output,
@@ -107,8 +107,27 @@ impl Text for StoredSymbol {
     }
 }
 
-/// A probe as the registry keeps it.
-pub(crate) type StoredProbe = Probe<StoredArgs, StoredSymbol>;
+/// A stored return probe's entry arguments (`$argN`), just those it has:
+/// inline, room for 128 takes 264 bytes.
+pub(crate) struct StoredEntry(KVec<u16>);
+
+impl StoredEntry {
+    fn new(e: &EntryArgs) -> Result<Self> {
+        let mut v = KVec::with_capacity(e.args().len(), GFP_KERNEL)?;
+        v.extend_from_slice(e.args(), GFP_KERNEL)?;
+        Ok(StoredEntry(v))
+    }
+}
+
+impl EntryList for StoredEntry {
+    fn args(&self) -> &[u16] {
+        &self.0
+    }
+}
+
+/// A probe as the registry keeps it: what varies in size out of line, so
+/// that the probe fits a 512-byte allocation.
+pub(crate) type StoredProbe = Probe<StoredArgs, StoredSymbol, StoredEntry>;
 
 impl ArgList for Args {
     fn push(&mut self, arg: Arg) -> Result<(), ()> {
@@ -517,7 +536,7 @@ impl Kp {
 
 /// `trace_kprobe_module_exist()` (trace_kprobe.c:115-132): false for an
 /// address probe and for `MOD:SYM` while `MOD` is not loaded.
-fn module_exists<A, S: Text>(spec: &Probe<A, S>) -> bool {
+fn module_exists<A, S: Text, E>(spec: &Probe<A, S, E>) -> bool {
     if let SpecPlace::Addr(_) = spec.place {
         return false;
     }
@@ -883,7 +902,11 @@ impl Probes {
                 Err(e) => return Err(Fail::Parse(command::registration_error(e))),
             };
         let spec = spec
-            .map(Args::share, |s| StoredSymbol::new(s.as_bytes()))
+            .map(
+                Args::share,
+                |s| StoredSymbol::new(s.as_bytes()),
+                |e| StoredEntry::new(&e),
+            )
             .map_err(Fail::Kernel)?;
 
         // register_trace_kprobe() runs under event_mutex.

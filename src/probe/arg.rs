@@ -148,6 +148,26 @@ impl Default for EntryArgs {
     }
 }
 
+/// The function arguments a return probe saves at entry, however they are
+/// kept: [`EntryArgs`] (inline, room for [`MAX_TRACE_ARGS`]) while parsed;
+/// a stored probe may keep just those it has
+/// ([`crate::probe::command::Probe::map`]).
+pub trait EntryList {
+    /// The saved argument numbers (0-based), in entry-data order.
+    fn args(&self) -> &[u16];
+
+    /// Bytes of entry data needed (`traceprobe_get_entry_data_size()`).
+    fn data_size(&self) -> usize {
+        self.args().len() * 8
+    }
+}
+
+impl EntryList for EntryArgs {
+    fn args(&self) -> &[u16] {
+        EntryArgs::args(self)
+    }
+}
+
 /// State shared by the arguments of one probe while it is parsed
 /// (`struct traceprobe_parse_context`).
 pub struct Ctx<'a> {

@@ -203,9 +203,9 @@ pub enum Place {
 }
 
 /// A parsed probe definition, not yet registered. `A` keeps the arguments,
-/// `S` the symbol (inline as parsed; a stored probe may keep both out of
-/// line, see [`Probe::map`]).
-pub struct Probe<A, S = Symbol> {
+/// `S` the symbol, `E` the entry arguments of a return probe (inline as
+/// parsed; a stored probe may keep them out of line, see [`Probe::map`]).
+pub struct Probe<A, S = Symbol, E = EntryArgs> {
     /// A return probe (`r`, or `%return`).
     pub is_return: bool,
     /// `rN`: instances to preallocate, 0 for the default.
@@ -223,7 +223,7 @@ pub struct Probe<A, S = Symbol> {
     /// The arguments.
     pub args: A,
     /// Function arguments a return probe saves at entry.
-    pub entry: EntryArgs,
+    pub entry: E,
     /// Bytes of the fixed part of a record after the head.
     pub size: usize,
 }
@@ -237,22 +237,24 @@ pub fn split_module(symbol: &[u8]) -> (Option<&[u8]>, &[u8]) {
     }
 }
 
-impl<A, S: Text> Probe<A, S> {
+impl<A, S: Text, E> Probe<A, S, E> {
     /// `MOD` of a probe on `MOD:SYM`.
     pub fn module(&self) -> Option<&[u8]> {
         split_module(self.symbol.as_bytes()).0
     }
 
-    /// The same probe with its arguments and symbol kept another way.
+    /// The same probe with its arguments, symbol and entry arguments kept
+    /// another way.
     ///
     /// # Errors
     ///
-    /// What `args` or `symbol` answer (e.g. no memory).
-    pub fn map<B, T, E>(
+    /// What `args`, `symbol` or `entry` answer (e.g. no memory).
+    pub fn map<B, T, F, X>(
         self,
-        args: impl FnOnce(A) -> Result<B, E>,
-        symbol: impl FnOnce(S) -> Result<T, E>,
-    ) -> Result<Probe<B, T>, E> {
+        args: impl FnOnce(A) -> Result<B, X>,
+        symbol: impl FnOnce(S) -> Result<T, X>,
+        entry: impl FnOnce(E) -> Result<F, X>,
+    ) -> Result<Probe<B, T, F>, X> {
         Ok(Probe {
             is_return: self.is_return,
             maxactive: self.maxactive,
@@ -262,7 +264,7 @@ impl<A, S: Text> Probe<A, S> {
             place: self.place,
             flags: self.flags,
             args: args(self.args)?,
-            entry: self.entry,
+            entry: entry(self.entry)?,
             size: self.size,
         })
     }

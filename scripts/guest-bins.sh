@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The programs and data the guests take from build/bin (/rkpe/bin/ in the
+# initramfs), each rebuilt only when its source is newer or its content
+# changed, so that the initramfs is not rebuilt for nothing:
+#   guest-bins.sh [NAME...]   perf_bpf getppid_loop rkpe-trigger hostile
+#                             (all by default)
+# make check builds them all before its lanes: the initramfs then holds the
+# same files whichever lane gets where first (scripts/vm.sh --c-only keys
+# C's runs on its content). HOSTILE_COUNT: lines generated for hostile.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+bin=$ROOT/build/bin
+mkdir -p "$bin"
+static() { # NAME SOURCE [GCC FLAGS...]
+	local out=$bin/$1 src=$2
+	shift 2
+	[ "$out" -nt "$src" ] || gcc -O2 -static "$@" -o "$out" "$src"
+}
+names=("$@")
+[ $# -gt 0 ] || names=(perf_bpf getppid_loop rkpe-trigger hostile)
+for n in "${names[@]}"; do
+	case "$n" in
+	perf_bpf) static perf_bpf "$ROOT/tests/bench/perf_bpf.c" ;;
+	getppid_loop) static getppid_loop "$ROOT/tests/bench/getppid_loop.c" ;;
+	rkpe-trigger) static rkpe-trigger "$ROOT/tests/tools/trigger.c" ;;
+	hostile)
+		# scripts/hostile.sh's lines and program, copied only when changed.
+		hb=$ROOT/build/hostile
+		mkdir -p "$hb"
+		python3 "$ROOT/scripts/hostile-lines.py" --count "${HOSTILE_COUNT:-20000}" "$hb/lines"
+		gcc -O2 -Wall -Wextra -Werror -static -o "$hb/hostile" "$ROOT/tests/hostile/hostile.c"
+		cmp -s "$hb/lines" "$bin/hostile.lines" || cp "$hb/lines" "$bin/hostile.lines"
+		cmp -s "$hb/hostile" "$bin/hostile" || cp "$hb/hostile" "$bin/hostile"
+		;;
+	*) die "guest-bins.sh: no program $n" ;;
+	esac
+done
