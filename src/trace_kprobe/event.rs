@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! The trace event of one or more probes (`events/<GRP>/<EVENT>/`): what
+//! its callbacks and its probes' handlers share ([`EventShared`]), its
+//! fields, text and print format, and arming its probes while an instance
+//! or perf uses it ([`Event`], the tracing core's `reg` callbacks).
+
+use super::*;
+
+/// What an event's callbacks and its probes' handlers share.
+#[pin_data]
+pub(crate) struct EventShared {
+    /// The event's name, for the trace text.
+    pub(super) name: command::Name,
+    pub(super) group: command::Name,
+    pub(super) is_return: bool,
+    /// The record layout (the first probe's arguments, shared with it:
+    /// every probe of the event has the same names, types and sizes).
+    pub(super) layout: Arc<KVec<Arg>>,
+    /// `(type, name)` of each field after the common ones, as C strings.
+    pub(super) field_strings: KVec<(CString, CString)>,
+    /// The instances the event is enabled in, and perf and BPF while perf
+    /// has it open: kept by the event's registration.
+    pub(super) targets: Arc<Targets>,
+    /// The event's probes, armed while the event is in use (`in_use`).
+    #[pin]
+    pub(super) arm: Mutex<KVec<Kp>>,
+    pub(super) module: &'static ThisModule,
+}
+
+impl EventShared {
+    /// Adds a probe, armed if the event is enabled somewhere
+    /// (`__register_trace_kprobe()` clears `KPROBE_FLAG_DISABLED` then).
+    pub(super) fn attach(&self, kp: &Kp) -> Result {
+        let mut arm = self.arm.lock();
+        arm.push(kp.clone(), GFP_KERNEL)?;
+        if self.in_use() {
+            kp.enable()?;
+        }
+        Ok(())
+    }
+
+    /// Forgets a probe (before it is unregistered).
+    pub(super) fn detach(&self, kp: &Kp) {
+        let mut arm = self.arm.lock();
+        arm.retain(|k| !k.same(kp));
+    }
+
+    /// Arms or disarms every probe of the event.
+    pub(super) fn set_armed(&self, on: bool) -> Result {
+        for k in self.arm.lock().iter() {
+            if on {
+                k.enable()?;
+            } else {
+                let _ = k.disable();
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn head_size(&self) -> usize {
+        format::head_size(self.is_return)
+    }
+
+    /// Enabled in some instance or open by perf (`trace_probe_is_enabled()`:
+    /// `TP_FLAG_TRACE | TP_FLAG_PROFILE`): armed, and not removable.
+    pub(super) fn in_use(&self) -> bool {
+        self.targets.in_use()
+    }
+}
+
+/// The trace event's callbacks.
+pub(crate) struct Event(pub(super) Arc<EventShared>);
+
+impl Event {
+    /// A new user (an instance or perf), not yet among the targets:
+    /// `enable_trace_kprobe()` arms the probes. An enabled event pins the
+    /// module: it cannot be unloaded then.
+    fn enable(&self) -> Result {
+        if !trace_event::module_get(self.0.module) {
+            return Err(ENODEV);
+        }
+        let r = self.0.set_armed(true);
+        if r.is_err() {
+            // enable_trace_kprobe(): roll back, unless another user keeps
+            // the probes armed.
+            if !self.0.in_use() {
+                let _ = self.0.set_armed(false);
+            }
+            trace_event::module_put(self.0.module);
+        }
+        r
+    }
+
+    /// A user gone from the targets: `disable_trace_kprobe()` disarms the
+    /// probes when it was the last.
+    fn disable(&self) -> Result {
+        let r = if self.0.in_use() {
+            Ok(())
+        } else {
+            self.0.set_armed(false)
+        };
+        trace_event::module_put(self.0.module);
+        r
+    }
+}
+
+#[vtable]
+impl trace_event::Event for Event {
+    fn define_fields<'a>(&'a self, fields: &mut Fields<'a>) -> Result {
+        let e = &*self.0;
+        for (f, (ty, name)) in format::fields(e.is_return, &e.layout).zip(e.field_strings.iter()) {
+            fields.define(&Field {
+                ty,
+                name,
+                offset: f.offset as u32,
+                size: f.size as u32,
+                is_signed: f.is_signed,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn print(&self, record: &[u8], out: &mut TraceSeq) -> core::fmt::Result {
+        let e = &*self.0;
+        let word = |at: usize| {
+            record
+                .get(at..at + 8)
+                .and_then(|b| b.try_into().ok())
+                .map_or(0, u64::from_ne_bytes)
+        };
+        let head = if e.is_return {
+            output::Head::Kretprobe {
+                func: word(8),
+                ret_ip: word(16),
+            }
+        } else {
+            output::Head::Kprobe { ip: word(8) }
+        };
+        let payload = record.get(e.head_size()..).unwrap_or(&[]);
+        output::print_event(
+            &mut Raw(out),
+            e.name.as_bytes(),
+            head,
+            &e.layout,
+            payload,
+            &KernelSymbols,
+        )
+    }
+
+    /// `enable_trace_kprobe(call, file)`: the registration adds the file
+    /// to the event's targets when this succeeds.
+    fn register(&self, _file: &EventFile) -> Result {
+        self.enable()
+    }
+
+    /// `disable_trace_kprobe(call, file)`: the file has left the targets.
+    fn unregister(&self, _file: &EventFile) -> Result {
+        self.disable()
+    }
+
+    /// `enable_trace_kprobe(call, NULL)`: perf opened the event.
+    fn perf_register(&self) -> Result {
+        self.enable()
+    }
+
+    /// `disable_trace_kprobe(call, NULL)`.
+    fn perf_unregister(&self) -> Result {
+        self.disable()
+    }
+}
+
+/// Print fmt text for `CString::try_from_fmt`.
+pub(super) struct PrintFmt<'a>(pub(super) bool, pub(super) &'a [Arg]);
+
+impl core::fmt::Display for PrintFmt<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        format::print_fmt(f, self.0, self.1)
+    }
+}

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! Registering a probe's kprobe or kretprobe (`__register_trace_kprobe()`):
+//! C's checks first (notrace functions, lockdown), then the registration,
+//! shared with the event's list of probes to arm ([`Kp`]).
+
+use super::*;
+
+/// A probe's registration (shared with its event's list of probes to arm).
+#[derive(Clone)]
+pub(super) enum Kp {
+    /// On a module that is not loaded yet.
+    Pending,
+    K(Arc<kprobes::Registration<Hit>>),
+    R(Arc<kprobes::RetRegistration<RetHit>>),
+}
+
+impl Kp {
+    /// Arms the probe, unless it is gone with its module
+    /// (`__enable_trace_kprobe()` skips those).
+    pub(super) fn enable(&self) -> Result {
+        match self {
+            Kp::Pending => Ok(()),
+            Kp::K(k) if k.gone() => Ok(()),
+            Kp::R(r) if r.gone() => Ok(()),
+            Kp::K(k) => k.enable(),
+            Kp::R(r) => r.enable(),
+        }
+    }
+
+    pub(super) fn disable(&self) -> Result {
+        match self {
+            Kp::Pending => Ok(()),
+            Kp::K(k) => k.disable(),
+            Kp::R(r) => r.disable(),
+        }
+    }
+
+    pub(super) fn same(&self, other: &Kp) -> bool {
+        match (self, other) {
+            (Kp::K(a), Kp::K(b)) => Arc::ptr_eq(a, b),
+            (Kp::R(a), Kp::R(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+/// `trace_kprobe_module_exist()` (trace_kprobe.c:115-132): false for an
+/// address probe and for `MOD:SYM` while `MOD` is not loaded.
+pub(super) fn module_exists<A, S: Text, E>(spec: &Probe<A, S, E>) -> bool {
+    if let SpecPlace::Addr(_) = spec.place {
+        return false;
+    }
+    match spec.module() {
+        None => true,
+        Some(m) => cstring(m).is_ok_and(|m| kallsyms::module_loaded(&m)),
+    }
+}
+
+/// `within_notrace_func()` (trace_kprobe.c:459-479): whether `addr` is in
+/// a function ftrace cannot trace, such as the tracing core's own, where a
+/// probe could recurse into itself. A suffixed clone (`foo.isra.0`) counts
+/// as its original function `foo` when that one exists.
+fn within_notrace_func(addr: usize) -> bool {
+    if !kallsyms::in_notrace_function(addr) {
+        return false;
+    }
+    let mut buf = [0u8; kallsyms::NAME_LEN];
+    let Some(name) = kallsyms::symbol_name(addr, &mut buf) else {
+        return true;
+    };
+    let Some(dot) = name.iter().position(|&c| c == b'.') else {
+        return true;
+    };
+    match kernel_env::lookup(&name[..dot]) {
+        0 => true,
+        orig => kallsyms::in_notrace_function(orig as usize),
+    }
+}
+
+/// Registers the kprobe or kretprobe of a probe.
+pub(super) fn register(shared: &Arc<Shared>) -> Result<Kp> {
+    // __register_trace_kprobe() (trace_kprobe.c:498): lockdown first.
+    kprobes::lockdown_allows()?;
+    // Then traceprobe_update_arg(): an `@SYM` not found.
+    if shared.unresolved {
+        return Err(ENOENT);
+    }
+    let spec = &shared.spec;
+    let symbol = cstring(spec.symbol.as_bytes())?;
+    let (place, addr) = match spec.place {
+        SpecPlace::Symbol { offset } => {
+            // trace_kprobe_address(): 0 for a symbol not found.
+            let a = kallsyms::lookup_name(&symbol);
+            (
+                Place::Symbol(&symbol, offset),
+                if a == 0 {
+                    0
+                } else {
+                    a.wrapping_add(offset as usize)
+                },
+            )
+        }
+        SpecPlace::Addr(a) => (Place::Address(a as usize), a as usize),
+    };
+    // __register_trace_kprobe() refuses notrace functions (without
+    // CONFIG_KPROBE_EVENTS_ON_NOTRACE, which the module does not offer).
+    if within_notrace_func(addr) {
+        let mut buf = [0u8; kallsyms::SYMBOL_LEN];
+        let n = kallsyms::sprint_symbol_no_offset(addr, &mut buf);
+        pr_warn!(
+            "Could not probe notrace function {}\n",
+            Escaped(&buf[..n.min(buf.len())])
+        );
+        return Err(EINVAL);
+    }
+    // Registered disarmed; the event arms it (`EventShared::attach`).
+    if spec.is_return {
+        let r = Arc::pin_init(
+            kprobes::RetRegistration::new(
+                place,
+                spec.maxactive,
+                spec.entry.data_size(),
+                true,
+                RetHit(shared.clone()),
+            )?,
+            GFP_KERNEL,
+        )?;
+        shared.addr.store(r.address(), Ordering::Relaxed);
+        shared.maxactive.store(r.maxactive(), Ordering::Relaxed);
+        Ok(Kp::R(r))
+    } else {
+        let k = Arc::pin_init(
+            kprobes::Registration::new(place, true, Hit(shared.clone()))?,
+            GFP_KERNEL,
+        )?;
+        shared.addr.store(k.address(), Ordering::Relaxed);
+        Ok(Kp::K(k))
+    }
+}

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0-only
+
+//! A probe as parsed ([`Args`]) and as the registry keeps it
+//! ([`StoredProbe`]): what varies in size out of line, the arguments
+//! shared with the event's record layout.
+
+use super::*;
+
+/// A probe's arguments, in kernel memory.
+pub(crate) struct Args(pub(super) KVec<Arg>);
+
+impl Args {
+    /// The same arguments in a vector of exactly their number: the parser
+    /// grows the list by doubling, and an argument takes 368 bytes.
+    fn exact(self) -> Result<Self> {
+        if self.0.capacity() == self.0.len() {
+            return Ok(self);
+        }
+        let mut v = KVec::with_capacity(self.0.len(), GFP_KERNEL)?;
+        for a in self.0.iter() {
+            v.push(a.clone(), GFP_KERNEL)?;
+        }
+        Ok(Args(v))
+    }
+}
+
+impl Args {
+    /// The arguments as a stored probe keeps them: exactly their number,
+    /// shared with the record layout of the probe's event.
+    pub(super) fn share(self) -> Result<StoredArgs> {
+        Ok(StoredArgs(Arc::new(self.exact()?.0, GFP_KERNEL)?))
+    }
+}
+
+/// A stored probe's arguments, shared with its event's record layout
+/// ([`EventShared::layout`]) when it is the event's first probe.
+pub(crate) struct StoredArgs(pub(super) Arc<KVec<Arg>>);
+
+impl ArgList for StoredArgs {
+    fn push(&mut self, _arg: Arg) -> Result<(), ()> {
+        Err(())
+    }
+
+    fn as_slice(&self) -> &[Arg] {
+        &self.0
+    }
+}
+
+/// A stored probe's symbol, out of line: inline, a symbol takes
+/// `MAX_SYMBOL_LEN` (600) bytes whatever its length.
+pub(crate) struct StoredSymbol(KVec<u8>);
+
+impl StoredSymbol {
+    pub(super) fn new(s: &[u8]) -> Result<Self> {
+        let mut v = KVec::with_capacity(s.len(), GFP_KERNEL)?;
+        v.extend_from_slice(s, GFP_KERNEL)?;
+        Ok(StoredSymbol(v))
+    }
+}
+
+impl Text for StoredSymbol {
+    fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// A stored return probe's entry arguments (`$argN`), just those it has:
+/// inline, room for 128 takes 264 bytes.
+pub(crate) struct StoredEntry(KVec<u16>);
+
+impl StoredEntry {
+    pub(super) fn new(e: &EntryArgs) -> Result<Self> {
+        let mut v = KVec::with_capacity(e.args().len(), GFP_KERNEL)?;
+        v.extend_from_slice(e.args(), GFP_KERNEL)?;
+        Ok(StoredEntry(v))
+    }
+}
+
+impl EntryList for StoredEntry {
+    fn args(&self) -> &[u16] {
+        &self.0
+    }
+}
+
+/// A probe as the registry keeps it: what varies in size out of line, so
+/// that the probe fits a 512-byte allocation.
+pub(crate) type StoredProbe = Probe<StoredArgs, StoredSymbol, StoredEntry>;
+
+impl ArgList for Args {
+    fn push(&mut self, arg: Arg) -> Result<(), ()> {
+        self.0.push(arg, GFP_KERNEL).map_err(|_| ())
+    }
+
+    fn as_slice(&self) -> &[Arg] {
+        &self.0
+    }
+}
