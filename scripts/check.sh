@@ -56,9 +56,8 @@ step "build: debug kernel" bash "$ROOT/scripts/kernel.sh" debug
 # The VM stages run in two lanes at once: a guest mostly keeps one of its two
 # virtual CPUs busy, so two guests share the two host CPUs (each stage runs
 # about 1.5x slower, the pair about 1.33x faster than one after the other).
-# Lane A: `test`, `ref` (C alone), and on `debug` half of ftracetest and
-# the own tests; lane B: the rest of `debug`, then the differential and the
-# benchmark check on `ref` (C and the module). Each lane's output is shown when it
+# Lane A: `test`, `ref`, and on `debug` half of ftracetest and the own
+# tests; lane B: the rest of `debug`, then the benchmark check on `ref`. Each lane's output is shown when it
 # ends. The runs of C alone (`ref`, vm.sh --c-only) are replayed when C,
 # the tests and the harness are unchanged since they last passed: the
 # summary says how many.
@@ -82,6 +81,7 @@ lane_a() {
 		step "vm ref: own .tc tests marked c-too, on the C implementation" bash "$ROOT/scripts/owntests.sh" ref
 		step "vm ref: C answers still match tests/vectors/c-ref.txt" bash "$ROOT/scripts/oracle.sh" verify
 		step "vm ref: client tools on C" bash "$ROOT/scripts/tools.sh" ref
+		step "vm ref: differential, C vs module on the same specs" bash "$ROOT/scripts/differential.sh"
 	fi
 	if [ -e "$ROOT/build/test/bzImage" ] && [ -e "$ROOT/build/ref/bzImage" ]; then
 		step "vm test+ref: 20,000 hostile lines, C as the oracle" bash "$ROOT/scripts/hostile.sh"
@@ -105,10 +105,11 @@ vmdebug() { # [--single-thread] [--allow-warning ERE] name timeout script args..
 }
 lane_b() {
 	[ -e "$ROOT/build/debug/bzImage" ] || return 0
-	# One boot for both (a debug boot and its kmemleak scans take ~40 s):
-	# lockdown last, since it cannot be lifted.
+	# One boot for both (a debug boot takes ~15 s): lockdown last, since it
+	# cannot be lifted, and kmemleak's check before it (debugfs is closed
+	# once locked down).
 	step "vm debug: module load/unload, KUnit doctests; then lockdown" vmdebug module_load 900 \
-		'module_load.sh; a=$?; sh /rkpe/tests/vm/lockdown.sh && exit $a'
+		'module_load.sh; a=$?; sh /rkpe/guest/kmemleak.sh || a=1; sh /rkpe/tests/vm/lockdown.sh && exit $a'
 	step "vm debug: ftracetest kprobe+dynevent, second half" bash "$ROOT/scripts/ftracetest.sh" debug 2/2
 	# Both CPUs on one QEMU thread: with a thread each, registering and
 	# removing kretprobes on vfs_read while both CPUs call it oopses C's
@@ -121,7 +122,6 @@ lane_b() {
 		vmdebug --allow-warning ' at kernel/(tracepoint\.c:406 tracepoint_probe_unregister|kprobes\.c:1131 disarm_kprobe_ftrace)\+' \
 		failslab 900 failslab.sh
 	if [ -e "$ROOT/build/ref/bzImage" ]; then
-		step "vm ref: differential, C vs module on the same specs" bash "$ROOT/scripts/differential.sh"
 		step "vm ref: hit cost module/C under -icount, at most 2% above tests/bench/ratios.txt" \
 			bash "$ROOT/scripts/bench-vm.sh" --check
 	fi
@@ -131,7 +131,7 @@ pa=$!
 LANE=b lane_b > "$R/lane-b.log" 2>&1 &
 pb=$!
 wait $pa; echo "=== lane A (test, ref, half of ftracetest and the own tests on debug):"; cat "$R/lane-a.log"
-wait $pb; echo "=== lane B (debug, then the differential and the benchmark on ref):"; cat "$R/lane-b.log"
+wait $pb; echo "=== lane B (debug, then the benchmark on ref):"; cat "$R/lane-b.log"
 
 passed=$(grep -c '^ok ' "$R/outcomes") failed=$(grep -c '^FAILED ' "$R/outcomes")
 [ -s "$R/reasons" ] && cat "$R/reasons"
