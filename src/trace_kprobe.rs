@@ -243,8 +243,10 @@ impl State {
 
     /// Unregisters the kprobes of the removed probes, with one grace
     /// period for the kprobes and one for the kretprobes
-    /// (`unregister_kprobes()`), then frees them.
+    /// (`unregister_kprobes()`), then frees them. Ends a truncation of
+    /// `dynamic_events` that was under way (see [`Probes::free`]).
     fn bury(&mut self) {
+        self.truncating = false;
         kprobes::unregister_all(self.removed.iter().filter_map(|k| match k {
             Kp::K(k) => Some(&**k),
             _ => None,
@@ -658,9 +660,7 @@ impl Probes {
     /// write has run its lines.
     pub(crate) fn bury(&self) {
         let _lock = lock_events();
-        let mut state = self.state.lock();
-        state.truncating = false;
-        state.bury();
+        self.state.lock().bury();
     }
 
     /// The read-back of `kprobe_events`.
@@ -732,7 +732,6 @@ impl dyn_event::Provider for Probes {
             Some(i) => {
                 let r = state.remove_probe(lock, i);
                 if !state.truncating || state.probes.is_empty() {
-                    state.truncating = false;
                     state.bury();
                 }
                 r

@@ -9,26 +9,25 @@ use super::*;
 /// A probe's arguments, in kernel memory.
 pub(crate) struct Args(pub(super) KVec<Arg>);
 
-impl Args {
-    /// The same arguments in a vector of exactly their number: the parser
-    /// grows the list by doubling, and an argument takes 368 bytes.
-    fn exact(self) -> Result<Self> {
-        if self.0.capacity() == self.0.len() {
-            return Ok(self);
-        }
-        let mut v = KVec::with_capacity(self.0.len(), GFP_KERNEL)?;
-        for a in self.0.iter() {
-            v.push(a.clone(), GFP_KERNEL)?;
-        }
-        Ok(Args(v))
-    }
+/// A copy of `s` in a vector of exactly its length (what a stored probe
+/// keeps out of line).
+fn exact<T: Clone>(s: &[T]) -> Result<KVec<T>> {
+    let mut v = KVec::with_capacity(s.len(), GFP_KERNEL)?;
+    v.extend_from_slice(s, GFP_KERNEL)?;
+    Ok(v)
 }
 
 impl Args {
-    /// The arguments as a stored probe keeps them: exactly their number,
-    /// shared with the record layout of the probe's event.
+    /// The arguments as a stored probe keeps them: exactly their number
+    /// (the parser grows the list by doubling, and an argument takes 368
+    /// bytes), shared with the record layout of the probe's event.
     pub(super) fn share(self) -> Result<StoredArgs> {
-        Ok(StoredArgs(Arc::new(self.exact()?.0, GFP_KERNEL)?))
+        let v = if self.0.capacity() == self.0.len() {
+            self.0
+        } else {
+            exact(&self.0)?
+        };
+        Ok(StoredArgs(Arc::new(v, GFP_KERNEL)?))
     }
 }
 
@@ -52,9 +51,7 @@ pub(crate) struct StoredSymbol(KVec<u8>);
 
 impl StoredSymbol {
     pub(super) fn new(s: &[u8]) -> Result<Self> {
-        let mut v = KVec::with_capacity(s.len(), GFP_KERNEL)?;
-        v.extend_from_slice(s, GFP_KERNEL)?;
-        Ok(StoredSymbol(v))
+        Ok(StoredSymbol(exact(s)?))
     }
 }
 
@@ -70,9 +67,7 @@ pub(crate) struct StoredEntry(KVec<u16>);
 
 impl StoredEntry {
     pub(super) fn new(e: &EntryArgs) -> Result<Self> {
-        let mut v = KVec::with_capacity(e.args().len(), GFP_KERNEL)?;
-        v.extend_from_slice(e.args(), GFP_KERNEL)?;
-        Ok(StoredEntry(v))
+        Ok(StoredEntry(exact(e.args())?))
     }
 }
 
