@@ -54,6 +54,7 @@ impl PtRegs {
     ///
     /// `ptr` must point to a `struct pt_regs` valid for reads during `'a`,
     /// and preemption must stay disabled during `'a` (a handler call).
+    #[inline]
     unsafe fn from_raw<'a>(ptr: *const bindings::pt_regs) -> &'a Self {
         // SAFETY: `PtRegs` is `repr(transparent)` over `Opaque<pt_regs>`,
         // which has the layout of `pt_regs`; the caller guarantees validity.
@@ -63,12 +64,14 @@ impl PtRegs {
     }
 
     /// The raw pointer.
+    #[inline]
     pub fn as_raw(&self) -> *mut bindings::pt_regs {
         self.0.get()
     }
 
     /// The word at byte `offset` of `struct pt_regs` (`regs_get_register()`),
     /// 0 for an offset past the end or not word-aligned.
+    #[inline]
     pub fn register(&self, offset: u32) -> u64 {
         let offset = offset as usize;
         if offset % 8 != 0 || offset + 8 > core::mem::size_of::<bindings::pt_regs>() {
@@ -80,12 +83,14 @@ impl PtRegs {
     }
 
     /// The instruction pointer.
+    #[inline]
     pub fn ip(&self) -> usize {
         // SAFETY: by the type invariant the registers are valid for reads.
         unsafe { (*self.as_raw()).ip }
     }
 
     /// The stack pointer (`kernel_stack_pointer()`).
+    #[inline]
     pub fn sp(&self) -> usize {
         // SAFETY: by the type invariant the registers are valid for reads.
         unsafe { (*self.as_raw()).sp }
@@ -93,6 +98,7 @@ impl PtRegs {
 
     /// Word `n` of the kernel stack (`regs_get_kernel_stack_nth()`): 0 if
     /// it is not on the stack the registers point into.
+    #[inline]
     pub fn stack_nth(&self, n: u32) -> usize {
         let sp = self.sp();
         let addr = sp.wrapping_add(n as usize * 8);
@@ -108,6 +114,7 @@ impl PtRegs {
     }
 
     /// The return value (`regs_return_value()`).
+    #[inline]
     pub fn return_value(&self) -> usize {
         // SAFETY: by the type invariant the registers are valid for reads.
         unsafe { (*self.as_raw()).ax }
@@ -854,6 +861,7 @@ impl Drop for HitCounter {
 
 /// The current CPU's number. In a probe handler (preemption off) it is
 /// stable.
+#[inline]
 pub fn processor_id() -> usize {
     // SAFETY: no preconditions.
     unsafe { bindings::raw_smp_processor_id() as usize }

@@ -123,6 +123,7 @@ impl EventFile {
     /// # Safety
     ///
     /// `ptr` must be valid for `'a`.
+    #[inline]
     pub unsafe fn from_raw<'a>(ptr: *mut bindings::trace_event_file) -> &'a Self {
         // INVARIANT: the caller guarantees that `ptr` is a valid
         // `trace_event_file` for `'a`, as long as the reference can be used.
@@ -131,12 +132,14 @@ impl EventFile {
     }
 
     /// The raw pointer.
+    #[inline]
     pub fn as_raw(&self) -> *mut bindings::trace_event_file {
         self.0.get()
     }
 
     /// Runs the event's unconditional triggers and says whether the event is
     /// soft-disabled (`trace_trigger_soft_disabled()`): then no record.
+    #[inline]
     pub fn soft_disabled(&self) -> bool {
         // SAFETY: by the type invariant the file is valid.
         let flags = unsafe { ptr::addr_of!((*self.as_raw()).flags).read_volatile() } as u64;
@@ -154,45 +157,61 @@ impl EventFile {
     /// and already filled in) in the instance's ring buffer; `None` if the
     /// buffer is off, full, or the event filtered by pid.
     pub fn reserve(&self, len: usize) -> Option<Reservation<'_>> {
-        self.reserve_regs(len, ptr::null_mut())
-    }
-
-    /// As [`EventFile::reserve`], for a probe hit with registers `regs`:
-    /// a stack trace recorded with the record (`options/stacktrace`) starts
-    /// at the probed instruction, as for C's kprobe events
-    /// (`fbuffer.regs = regs`).
-    #[cfg(CONFIG_KPROBES)]
-    pub fn reserve_hit<'a>(
-        &'a self,
-        len: usize,
-        regs: &'a crate::kprobes::PtRegs,
-    ) -> Option<Reservation<'a>> {
-        self.reserve_regs(len, regs.as_raw())
-    }
-
-    /// `regs` is null or valid until the reservation is committed.
-    #[inline(never)]
-    fn reserve_regs(&self, len: usize, regs: *mut bindings::pt_regs) -> Option<Reservation<'_>> {
-        let mut fbuffer = core::mem::MaybeUninit::<bindings::trace_event_buffer>::zeroed();
-        // SAFETY: the file is valid; `fbuffer` is filled by the call.
+        let mut fbuffer = core::mem::MaybeUninit::<bindings::trace_event_buffer>::uninit();
+        // SAFETY: the file is valid (type invariant); a successful reserve
+        // fills in every field of `fbuffer` (trace_events.c:641-670).
         let entry = unsafe {
             bindings::trace_event_buffer_reserve(fbuffer.as_mut_ptr(), self.as_raw(), len as _)
         };
         if entry.is_null() {
             return None;
         }
-        // SAFETY: filled in by a successful reserve.
-        let mut fbuffer = unsafe { fbuffer.assume_init() };
-        fbuffer.regs = regs;
         // INVARIANT: `trace_event_buffer_reserve()` reserved the `len`
-        // bytes at `entry` and filled in `fbuffer` for the commit; `regs` is
-        // null or lives as long as the file borrow (`reserve_hit`).
+        // bytes at `entry` and filled in `fbuffer` for the commit, its
+        // `regs` null.
         Some(Reservation {
-            fbuffer,
+            // SAFETY: filled in by the successful reserve.
+            fbuffer: unsafe { fbuffer.assume_init() },
             entry: entry.cast(),
             len,
             _file: core::marker::PhantomData,
         })
+    }
+
+    /// Writes a record of `len` bytes (the `trace_entry` header included
+    /// and already filled in) for a probe hit with registers `regs`: `fill`
+    /// writes the rest, then the record is committed. Nothing is written if
+    /// the buffer is off, full, or the event filtered by pid. A stack trace
+    /// recorded with the record (`options/stacktrace`) starts at the probed
+    /// instruction, as for C's kprobe events (`__kprobe_trace_func()`,
+    /// trace_kprobe.c:1470-1480: `fbuffer.regs = regs`).
+    ///
+    /// Inlined, with the commit's state on the caller's stack: this is the
+    /// probe hit's path, the shape of C's, without a [`Reservation`] moved
+    /// around.
+    #[cfg(CONFIG_KPROBES)]
+    #[inline]
+    pub fn record_hit(
+        &self,
+        len: usize,
+        regs: &crate::kprobes::PtRegs,
+        fill: impl FnOnce(&mut [u8]),
+    ) {
+        let mut fbuffer = core::mem::MaybeUninit::<bindings::trace_event_buffer>::uninit();
+        let fb = fbuffer.as_mut_ptr();
+        // SAFETY: the file is valid (type invariant); a successful reserve
+        // fills in every field of `fbuffer` (trace_events.c:641-670).
+        let entry = unsafe { bindings::trace_event_buffer_reserve(fb, self.as_raw(), len as _) };
+        if entry.is_null() {
+            return;
+        }
+        // SAFETY: `fb` is filled in; `regs` outlives the commit below.
+        unsafe { (*fb).regs = regs.as_raw() };
+        // SAFETY: the reserve gave `len` writable bytes at `entry`, ours
+        // until the commit below.
+        fill(unsafe { core::slice::from_raw_parts_mut(entry.cast::<u8>(), len) });
+        // SAFETY: `fb` holds the reservation made above.
+        unsafe { bindings::trace_event_buffer_commit(fb) };
     }
 }
 
@@ -202,7 +221,7 @@ impl EventFile {
 ///
 /// `entry` points to `len` writable bytes of the reserved event, and
 /// `fbuffer` is the state `trace_event_buffer_commit()` needs, its `regs`
-/// null or valid for `'a`.
+/// null.
 #[must_use]
 pub struct Reservation<'a> {
     fbuffer: bindings::trace_event_buffer,
@@ -461,11 +480,13 @@ impl Targets {
     }
 
     /// The trace instances the event is enabled in.
+    #[inline]
     pub fn files(&self) -> &FileSet {
         &self.files
     }
 
     /// perf, while it has the event open.
+    #[inline]
     pub fn perf(&self) -> &PerfSlot {
         &self.perf
     }
@@ -565,20 +586,44 @@ impl FileSet {
 
     /// Calls `f` for each enabled instance. A file added meanwhile may be
     /// missed and one being removed still seen, as with C's RCU list walk.
-    pub fn for_each(&self, mut f: impl FnMut(&EventFile)) {
+    pub fn for_each(&self, f: impl FnMut(&EventFile)) {
         // SAFETY: an RCU-sched read side; `remove` waits for it.
         unsafe { bindings::rcu_read_lock_sched_notrace() };
+        // SAFETY: in the read side taken above.
+        unsafe { self.walk(f) };
+        // SAFETY: locked above.
+        unsafe { bindings::rcu_read_unlock_sched_notrace() };
+    }
+
+    /// As [`FileSet::for_each`], in a probe handler: `regs` proves that
+    /// preemption is off (by [`crate::kprobes::PtRegs`]' invariant), which
+    /// is an RCU read side already, as C's handlers rely on
+    /// (`trace_probe_for_each_link_rcu()` in `kprobe_trace_func()`).
+    #[cfg(CONFIG_KPROBES)]
+    #[inline]
+    pub fn for_each_in_handler(&self, _regs: &crate::kprobes::PtRegs, f: impl FnMut(&EventFile)) {
+        // SAFETY: preemption is off while `_regs` lives, and `remove`'s
+        // `synchronize_rcu()` waits for preemption-disabled regions.
+        unsafe { self.walk(f) };
+    }
+
+    /// The walk of [`FileSet::for_each`].
+    ///
+    /// # Safety
+    ///
+    /// The caller is in an RCU read side (which `remove` waits for) for the
+    /// whole call.
+    #[inline(always)]
+    unsafe fn walk(&self, mut f: impl FnMut(&EventFile)) {
         let end = self.end.load(Ordering::Acquire).min(MAX_INSTANCES);
         for slot in &self.files[..end] {
             let p = slot.load(Ordering::Acquire);
             if !p.is_null() {
                 // SAFETY: by the type invariant `p` stays valid until
-                // `remove` returns, which waits for this read side.
+                // `remove` returns, which waits for the caller's read side.
                 f(unsafe { EventFile::from_raw(p) });
             }
         }
-        // SAFETY: locked above.
-        unsafe { bindings::rcu_read_unlock_sched_notrace() };
     }
 }
 
@@ -819,6 +864,7 @@ impl PerfSlot {
     }
 
     /// Whether perf has the event open.
+    #[inline]
     pub fn is_set(&self) -> bool {
         !self.call.load(Ordering::Relaxed).is_null()
     }

@@ -62,14 +62,11 @@ fn write(
     len: usize,
     mut fill: impl FnMut(&mut [u8]),
 ) {
-    ev.targets.files().for_each(|f| {
+    ev.targets.files().for_each_in_handler(regs, |f| {
         if f.soft_disabled() {
             return;
         }
-        let Some(mut r) = f.reserve_hit(hs + len, regs) else {
-            return;
-        };
-        put(r.bytes(), hs, head, len, &mut fill);
+        f.record_hit(hs + len, regs, |b| put(b, hs, head, len, &mut fill));
     });
     if ev.targets.perf().is_set() {
         write_perf(ev, regs, hs, head, len, &mut fill);
@@ -107,12 +104,20 @@ fn put<F: FnMut(&mut [u8]) + ?Sized>(
     len: usize,
     fill: &mut F,
 ) {
-    if let Some(d) = b.get_mut(8..16) {
-        d.copy_from_slice(&head[0].to_ne_bytes());
+    // Fixed-size copies: a single store each (`copy_from_slice` would call
+    // out to `memcpy`).
+    if let Some(d) = b
+        .get_mut(8..16)
+        .and_then(|d| <&mut [u8; 8]>::try_from(d).ok())
+    {
+        *d = head[0].to_ne_bytes();
     }
     if hs == format::KRETPROBE_HEAD {
-        if let Some(d) = b.get_mut(16..24) {
-            d.copy_from_slice(&head[1].to_ne_bytes());
+        if let Some(d) = b
+            .get_mut(16..24)
+            .and_then(|d| <&mut [u8; 8]>::try_from(d).ok())
+        {
+            *d = head[1].to_ne_bytes();
         }
     }
     if let Some(d) = b.get_mut(hs..hs + len) {
