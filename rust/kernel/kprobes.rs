@@ -66,7 +66,11 @@ impl PtRegs {
     /// The raw pointer.
     #[inline]
     pub fn as_raw(&self) -> *mut bindings::pt_regs {
-        self.0.get()
+        // Not `Opaque::get()`: the kernel crate's shared instance of it
+        // would be a call on the probe hit's path. `Self` is
+        // `repr(transparent)` over `Opaque<pt_regs>`, which has the layout of
+        // `pt_regs`.
+        ptr::from_ref(self).cast_mut().cast()
     }
 
     /// The word at byte `offset` of `struct pt_regs` (`regs_get_register()`),

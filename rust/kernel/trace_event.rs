@@ -134,7 +134,11 @@ impl EventFile {
     /// The raw pointer.
     #[inline]
     pub fn as_raw(&self) -> *mut bindings::trace_event_file {
-        self.0.get()
+        // Not `Opaque::get()`: the kernel crate's shared instance of it
+        // would be a call on the probe hit's path. `Self` is
+        // `repr(transparent)` over `Opaque<trace_event_file>`, which has the layout of
+        // `trace_event_file`.
+        ptr::from_ref(self).cast_mut().cast()
     }
 
     /// Runs the event's unconditional triggers and says whether the event is
