@@ -198,12 +198,22 @@ impl Machine for FakeMachine {
         TASK_SIZE
     }
     fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
-        let src = Self::find(&self.kmem, addr, dst.len()).ok_or(Fault)?;
+        let Some(src) = Self::find(&self.kmem, addr, dst.len()) else {
+            // The kernel's nofault copies may have copied part before the
+            // fault: the caller must not use `dst` then.
+            dst.fill(0xee);
+            return Err(Fault);
+        };
         dst.copy_from_slice(src);
         Ok(())
     }
     fn read_user(&self, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
-        let src = Self::find(&self.umem, addr, dst.len()).ok_or(Fault)?;
+        let Some(src) = Self::find(&self.umem, addr, dst.len()) else {
+            // The kernel's nofault copies may have copied part before the
+            // fault: the caller must not use `dst` then.
+            dst.fill(0xee);
+            return Err(Fault);
+        };
         dst.copy_from_slice(src);
         Ok(())
     }

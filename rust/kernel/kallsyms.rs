@@ -274,6 +274,7 @@ pub fn is_kretprobe_trampoline(addr: usize) -> bool {
 }
 
 /// The current task's command name (`current->comm`), NUL-terminated.
+#[inline]
 pub fn current_comm() -> [u8; 16] {
     let mut out = [0u8; 16];
     // SAFETY: `current` is valid in any task context and its `comm` is a
@@ -288,6 +289,7 @@ pub fn current_comm() -> [u8; 16] {
 /// # Errors
 ///
 /// `EFAULT`.
+#[inline]
 pub fn read_kernel(addr: usize, dst: &mut [u8]) -> Result {
     // SAFETY: `dst` is valid for writes; the source is read without faulting.
     crate::error::to_result(unsafe {
@@ -304,6 +306,7 @@ pub fn read_kernel(addr: usize, dst: &mut [u8]) -> Result {
 /// # Errors
 ///
 /// `EFAULT`.
+#[inline]
 pub fn read_user(addr: usize, dst: &mut [u8]) -> Result {
     // SAFETY: as above.
     crate::error::to_result(unsafe {
@@ -351,6 +354,7 @@ pub fn strncpy_user(addr: usize, dst: &mut [u8]) -> Result<usize> {
 }
 
 /// `TASK_SIZE` of the current task.
+#[inline]
 pub fn task_size() -> usize {
     // SAFETY: reads the current task's address-space limit.
     unsafe { bindings::task_size() as usize }

@@ -18,8 +18,9 @@
 //! - **Faults leave zeros, not stale bytes.** C leaves a faulting field as
 //!   whatever the ring buffer held (and a faulting string array keeps a
 //!   `__data_loc` pointing at the next field's data). Here every field is
-//!   cleared before its program runs: a fault reads as 0, or `(fault)` for a
-//!   string, and strings copied before a fault in an array stay valid.
+//!   cleared before its program runs, or written whole: a fault reads as 0,
+//!   or `(fault)` for a string, and strings copied before a fault in an
+//!   array stay valid.
 //!
 //! Nothing here allocates, and every buffer access is bounds-checked: a
 //! program the compiler did not emit cannot make it panic, only stop early.
@@ -88,6 +89,39 @@ impl Out<'_> {
         }
     }
 
+    /// The first `n` bytes of `bytes` at `at`: a single store for the
+    /// sizes of the integer types (`copy_from_slice` calls `memcpy`, a
+    /// large part of a register argument's cost on the hit path).
+    #[inline(always)]
+    fn put_word(&mut self, at: usize, bytes: [u8; 8], n: usize) {
+        match n {
+            1 => self.put_n::<1>(at, &bytes),
+            2 => self.put_n::<2>(at, &bytes),
+            4 => self.put_n::<4>(at, &bytes),
+            8 => self.put_n::<8>(at, &bytes),
+            _ => self.put(at, &bytes[..n.min(8)]),
+        }
+    }
+
+    #[inline(always)]
+    fn put_n<const N: usize>(&mut self, at: usize, bytes: &[u8; 8]) {
+        let d = self
+            .buf
+            .get_mut(at..)
+            .and_then(|d| d.first_chunk_mut::<N>());
+        if let (Some(d), Some(s)) = (d, bytes.first_chunk::<N>()) {
+            *d = *s;
+        }
+    }
+
+    /// Zeroes `len` bytes at `at` (as far as the buffer goes).
+    fn clear(&mut self, at: usize, len: usize) {
+        let end = at.saturating_add(len).min(self.buf.len());
+        if let Some(d) = self.buf.get_mut(at..end) {
+            d.fill(0);
+        }
+    }
+
     fn put_u32(&mut self, at: usize, v: u32) {
         self.put(at, &v.to_ne_bytes());
     }
@@ -104,26 +138,38 @@ fn data_loc(len: usize, offset: usize) -> u32 {
 /// at its offset) then the strings. `head` is the size of the record head
 /// (16 for a kprobe, 24 for a kretprobe); `edata` the entry data of a
 /// return probe. Returns the payload length.
-pub fn store(
+pub fn store<M: Machine + ?Sized>(
     args: &[Arg],
     fixed_size: usize,
-    m: &dyn Machine,
+    m: &M,
     edata: &[u8],
     head: usize,
     buf: &mut [u8],
 ) -> usize {
     let fixed = fixed_size.min(buf.len());
-    buf[..fixed].fill(0);
     let mut out = Out {
         buf,
         dyn_pos: fixed,
         head,
     };
+    // Bytes of the fixed part known to be written: each field is cleared
+    // before its program runs, or written whole (`simple`), so the payload
+    // never keeps what the buffer held (a ring-buffer page, the scratch
+    // buffer) without a `memset` of it all first.
+    let mut done = 0;
     for a in args {
         let at = a.offset as usize;
-        if simple(a, m, at, &mut out) {
+        if at > done {
+            // Not covered by a field (the compiler lays them out one after
+            // the other, so only for hand-made arguments).
+            out.clear(done, at - done);
+        }
+        let size = a.size();
+        done = done.max(at.saturating_add(size));
+        if simple(a, m, at, size, &mut out) {
             continue;
         }
+        out.clear(at, size);
         if a.dynamic {
             // Every element starts as an empty string at the current end.
             let loc = data_loc(0, head + out.dyn_pos);
@@ -133,23 +179,37 @@ pub fn store(
         }
         run(a, m, edata, at, &mut out);
     }
+    if done < fixed {
+        out.clear(done, fixed - done);
+    }
     out.dyn_pos
 }
 
 /// The commonest programs, without the general interpreter's stages: a
 /// value (`%di`, `$stack1`, `$arg2`, `$retval`, `\5`) stored as is, or the
 /// memory it points to (`+8(%di)`, `+u0($arg2)`) stored with the type's
-/// size. False (nothing done) for any other program.
-fn simple(a: &Arg, m: &dyn Machine, at: usize, out: &mut Out<'_>) -> bool {
+/// size, when that fills the field (`size` bytes). False (nothing done) for
+/// any other program.
+fn simple<M: Machine + ?Sized>(
+    a: &Arg,
+    m: &M,
+    at: usize,
+    size: usize,
+    out: &mut Out<'_>,
+) -> bool {
     let [c0, c1, c2, ..] = &a.code;
-    if c2.op != Op::End || !matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem) {
+    if c2.op != Op::End
+        || !matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
+        || usize::from(c1.size) != size
+    {
         return false;
     }
     let Some(v) = load(c0, m) else {
         return false;
     };
+    // Writes the whole field (zeros on a fault).
     match c1.op {
-        Op::StRaw => out.put(at, &v.to_ne_bytes()[..usize::from(c1.size).min(8)]),
+        Op::StRaw => out.put_word(at, v.to_ne_bytes(), usize::from(c1.size)),
         _ => store_mem(out, at, m, c1, v),
     }
     true
@@ -159,7 +219,7 @@ fn simple(a: &Arg, m: &dyn Machine, at: usize, out: &mut Out<'_>) -> bool {
 /// stack entry, a function argument, the return value, an immediate.
 /// Inlined: both callers are on the hit path.
 #[inline(always)]
-fn load(c: &Insn, m: &dyn Machine) -> Option<u64> {
+fn load<M: Machine + ?Sized>(c: &Insn, m: &M) -> Option<u64> {
     Some(match c.op {
         Op::Reg => m.reg(u32::from(c.param)),
         Op::Stack => m.stack_nth(u32::from(c.param)),
@@ -171,9 +231,9 @@ fn load(c: &Insn, m: &dyn Machine) -> Option<u64> {
 }
 
 /// `StMem`/`StUMem` (stage 3): the `c.size` bytes at `val + c.offset`
-/// into the field at `dest`. A fault leaves the field as `store` cleared it.
+/// into the field at `dest`. A fault stores zeros.
 #[inline(always)]
-fn store_mem(out: &mut Out<'_>, dest: usize, m: &dyn Machine, c: &Insn, val: u64) {
+fn store_mem<M: Machine + ?Sized>(out: &mut Out<'_>, dest: usize, m: &M, c: &Insn, val: u64) {
     let space = if c.op == Op::StMem {
         Space::Kernel
     } else {
@@ -181,20 +241,22 @@ fn store_mem(out: &mut Out<'_>, dest: usize, m: &dyn Machine, c: &Insn, val: u64
     };
     let mut tmp = [0u8; 8];
     let n = usize::from(c.size).min(8);
-    if read(m, space, val.wrapping_add(c.offset as u64), &mut tmp[..n]).is_ok() {
-        out.put(dest, &tmp[..n]);
+    if read(m, space, val.wrapping_add(c.offset as u64), &mut tmp[..n]).is_err() {
+        // A fault stores zeros (`tmp` as it was, whatever the read left).
+        tmp = [0; 8];
     }
+    out.put_word(dest, tmp, n);
 }
 
 /// Reads a word (stage 2) with `probe_mem_read[_user]()` routing.
-fn read_word(m: &dyn Machine, space: Space, addr: u64) -> Result<u64, Fault> {
+fn read_word<M: Machine + ?Sized>(m: &M, space: Space, addr: u64) -> Result<u64, Fault> {
     let mut w = [0u8; 8];
     read(m, space, addr, &mut w)?;
     Ok(u64::from_ne_bytes(w))
 }
 
 /// `probe_mem_read()`: below `TASK_SIZE` kernel reads go to user memory.
-fn read(m: &dyn Machine, space: Space, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
+fn read<M: Machine + ?Sized>(m: &M, space: Space, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
     match space {
         Space::Kernel if addr >= m.task_size() => m.read_kernel(addr, dst),
         _ => m.read_user(addr, dst),
@@ -202,7 +264,7 @@ fn read(m: &dyn Machine, space: Space, addr: u64, dst: &mut [u8]) -> Result<(), 
 }
 
 /// `regs_get_kernel_argument()` (x86_64): six registers, then the stack.
-pub fn kernel_argument(m: &dyn Machine, n: u32) -> u64 {
+pub fn kernel_argument<M: Machine + ?Sized>(m: &M, n: u32) -> u64 {
     match ARGUMENT_REGS.get(n as usize) {
         Some(&off) => m.reg(off),
         None => m.stack_nth(n - (ARGUMENT_REGS.len() as u32 - 1)),
@@ -236,7 +298,7 @@ fn store_string(
 }
 
 /// Runs one argument's program into the field at `at`.
-fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
+fn run<M: Machine + ?Sized>(a: &Arg, m: &M, edata: &[u8], at: usize, out: &mut Out<'_>) {
     let mut pc = 0;
     if insn(a, pc).op == Op::Symbol {
         pc += 1;
@@ -307,10 +369,7 @@ fn run(a: &Arg, m: &dyn Machine, edata: &[u8], at: usize, out: &mut Out<'_>) {
             let addr = val.wrapping_add(c.offset as u64);
             let size = usize::from(c.size);
             match c.op {
-                Op::StRaw => {
-                    let bytes = val.to_ne_bytes();
-                    out.put(dest, &bytes[..size.min(8)]);
-                }
+                Op::StRaw => out.put_word(dest, val.to_ne_bytes(), size),
                 Op::StMem | Op::StUMem => store_mem(out, dest, m, c, val),
                 Op::StString | Op::StUString => {
                     let user = c.op == Op::StUString || addr < m.task_size();

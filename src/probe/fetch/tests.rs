@@ -271,3 +271,33 @@ fn one_dereference_with_offsets() {
         std::format!("t: (0) g=0x{:x}\n", u32::from_ne_bytes(*b"/pas"))
     );
 }
+
+#[test]
+fn stale_bytes_never_show() {
+    // The kernel hands `store` a ring-buffer reservation or the scratch
+    // buffer, holding whatever was there before; nothing of it may reach
+    // the payload (each field is written whole or cleared first). Runs on
+    // a zeroed and on a 0xaa-filled buffer must give the same bytes.
+    let mut m = machine();
+    m.set("di", KSTR);
+    m.set("si", 0xffff_dead_0000_0000);
+    m.set("dx", USTR);
+    for spec in [
+        "p:t vfs_read a=%di:u8 b=%di:u16 c=%di:u32 d=%di:u64 e=%di:x8 f=%di:s16",
+        "p:t vfs_read a=+0(%si):u64 b=+0(%si):u8 c=+0(%si):x32 d=+u0(%dx):u16",
+        "p:t vfs_read a=+0(%di):u8[5] b=+0(%si):u16[3] c=+0(%di):b3@2/8 d=+0(%si):b4@1/32",
+        "p:t vfs_read a=+0(%si):string b=+0(%di):string c=+8(+0(%si)):u32 d=$comm",
+        "p:t vfs_read a=%di:symbol b=+0(%si):symbol c=\\7:u8 d=\\-1:s32 e=$stack0:u16",
+        "r:t vfs_read a=$retval:u8 b=$arg1 c=+0($retval):u32",
+    ] {
+        let p = parse(spec).expect("parses").expect("a probe");
+        let head = head_size(p.is_return);
+        let edata = [0x11u8; 64];
+        let mut zero = vec![0u8; 512];
+        let mut stale = vec![0xaau8; 512];
+        let n = store(&p.args, p.size, &m, &edata, head, &mut zero);
+        let k = store(&p.args, p.size, &m, &edata, head, &mut stale);
+        assert_eq!(n, k, "{spec}");
+        assert_eq!(zero[..n], stale[..k], "{spec}");
+    }
+}
