@@ -190,6 +190,7 @@ pub fn store<M: Machine + ?Sized>(
 /// memory it points to (`+8(%di)`, `+u0($arg2)`) stored with the type's
 /// size, when that fills the field (`size` bytes). False (nothing done) for
 /// any other program.
+#[inline(always)]
 fn simple<M: Machine + ?Sized>(
     a: &Arg,
     m: &M,
