@@ -292,13 +292,19 @@ pub fn current_comm() -> [u8; 16] {
 #[inline]
 pub fn read_kernel(addr: usize, dst: &mut [u8]) -> Result {
     // SAFETY: `dst` is valid for writes; the source is read without faulting.
-    crate::error::to_result(unsafe {
+    let ret = unsafe {
         bindings::copy_from_kernel_nofault(
             dst.as_mut_ptr().cast(),
             addr as *const c_void,
             dst.len(),
         )
-    } as i32)
+    } as i32;
+    // (`to_result()` only for an error: it is a call, and this is on the
+    // probe hit's path.)
+    if ret == 0 {
+        return Ok(());
+    }
+    crate::error::to_result(ret)
 }
 
 /// Reads user memory at `addr` into `dst` without faulting (`copy_from_user_nofault()`).
@@ -309,9 +315,13 @@ pub fn read_kernel(addr: usize, dst: &mut [u8]) -> Result {
 #[inline]
 pub fn read_user(addr: usize, dst: &mut [u8]) -> Result {
     // SAFETY: as above.
-    crate::error::to_result(unsafe {
+    let ret = unsafe {
         bindings::copy_from_user_nofault(dst.as_mut_ptr().cast(), addr as *const c_void, dst.len())
-    } as i32)
+    } as i32;
+    if ret == 0 {
+        return Ok(());
+    }
+    crate::error::to_result(ret)
 }
 
 /// `strncpy_from_kernel_nofault()`: bytes stored including the NUL.

@@ -191,13 +191,7 @@ pub fn store<M: Machine + ?Sized>(
 /// size, when that fills the field (`size` bytes). False (nothing done) for
 /// any other program.
 #[inline(always)]
-fn simple<M: Machine + ?Sized>(
-    a: &Arg,
-    m: &M,
-    at: usize,
-    size: usize,
-    out: &mut Out<'_>,
-) -> bool {
+fn simple<M: Machine + ?Sized>(a: &Arg, m: &M, at: usize, size: usize, out: &mut Out<'_>) -> bool {
     let [c0, c1, c2, ..] = &a.code;
     if c2.op != Op::End
         || !matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
@@ -257,6 +251,7 @@ fn read_word<M: Machine + ?Sized>(m: &M, space: Space, addr: u64) -> Result<u64,
 }
 
 /// `probe_mem_read()`: below `TASK_SIZE` kernel reads go to user memory.
+#[inline(always)]
 fn read<M: Machine + ?Sized>(m: &M, space: Space, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
     match space {
         Space::Kernel if addr >= m.task_size() => m.read_kernel(addr, dst),
