@@ -41,9 +41,11 @@ tmp = tempfile.mkdtemp(prefix='rkpe-prof.')
 mon = os.path.join(tmp, 'mon.sock')
 qlog = os.path.join(tmp, 'qemu.log')
 files = ('kprobe_events', 'kprobes') if a.c else ('rkprobe_events', 'rkprobes')
+# `p ARGS` or `r ARGS` (a kretprobe), as bench.sh writes them.
+kind, rest = (a.spec[0], a.spec[1:].strip()) if a.spec[:1] in ('p', 'r') and a.spec[1:2] in ('', ' ') else ('p', a.spec)
 cmd = f'''modprobe rust_kprobe_events
 cd /sys/kernel/tracing
-echo "p:bench __x64_sys_getppid {a.spec[1:].strip() if a.spec.startswith('p') else a.spec}" >> {files[0]} || exit 1
+echo '{kind}:bench __x64_sys_getppid {rest}' >> {files[0]} || exit 1
 echo 1 > events/{files[1]}/bench/enable
 echo "MODTEXT $(cat /sys/module/rust_kprobe_events/sections/.text)"
 echo PROFILE-START

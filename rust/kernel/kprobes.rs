@@ -479,7 +479,10 @@ unsafe extern "C" fn pre_handler_callback<T: Handler>(
 /// What a kretprobe does at function entry and at return.
 pub trait RetHandler: Sync {
     /// Called at function entry with the instance's `data`
-    /// ([`RetRegistration::new`]'s `data_size` bytes). Atomic context.
+    /// ([`RetRegistration::new`]'s `data_size` bytes), when `data_size` is
+    /// not 0: without data to keep, the kretprobe gets no entry handler
+    /// and a hit costs one call less (as C's kprobe events set one only
+    /// for entry arguments, trace_kprobe.c:1043-1047). Atomic context.
     fn entry(&self, _regs: &PtRegs, _data: &mut [u8]) {}
 
     /// Called when the function returns to `ret_ip`, with the data
@@ -502,10 +505,12 @@ pub trait RetHandler: Sync {
 ///     target: usize,
 ///     last: AtomicUsize,
 ///     hits: AtomicUsize,
+///     entries: AtomicUsize,
 /// }
 ///
 /// impl RetHandler for Ret {
 ///     fn entry(&self, regs: &PtRegs, data: &mut [u8]) {
+///         self.entries.fetch_add(1, Ordering::Relaxed);
 ///         // Save the first argument (%di, offset 112) for the return.
 ///         data.copy_from_slice(&regs.register(112).to_ne_bytes());
 ///     }
@@ -519,18 +524,24 @@ pub trait RetHandler: Sync {
 /// }
 ///
 /// let s = c_str!("x");
-/// let h = Ret { target: s.as_char_ptr() as usize, last: AtomicUsize::new(0), hits: AtomicUsize::new(0) };
-/// let rp = KBox::pin_init(RetRegistration::new(Place::Symbol(c_str!("kstrtouint"), 0), 0, 8, false, h)?, GFP_KERNEL)?;
+/// let new = |target| Ret { target, last: AtomicUsize::new(0), hits: AtomicUsize::new(0), entries: AtomicUsize::new(0) };
+/// let rp = KBox::pin_init(RetRegistration::new(Place::Symbol(c_str!("kstrtouint"), 0), 0, 8, false, new(s.as_char_ptr() as usize))?, GFP_KERNEL)?;
+/// // No data for the entry: no entry handler, `data` is empty at return.
+/// let none = KBox::pin_init(RetRegistration::new(Place::Symbol(c_str!("kstrtouint"), 0), 0, 0, false, new(0))?, GFP_KERNEL)?;
 /// assert!(rp.maxactive() > 0);
 /// let mut v = 0u32;
 /// // SAFETY: a NUL-terminated string and a valid output pointer.
 /// let r = unsafe { kernel::bindings::kstrtouint(s.as_char_ptr(), 10, &mut v) };
 /// assert_eq!(r, -22);
 /// assert_eq!(rp.handler().hits.load(Ordering::Relaxed), 1);
+/// assert_eq!(rp.handler().entries.load(Ordering::Relaxed), 1);
 /// assert_eq!(rp.handler().last.load(Ordering::Relaxed) as i32, -22);
+/// // (At least ours: it cannot tell its call from others.)
+/// assert!(none.handler().hits.load(Ordering::Relaxed) >= 1);
+/// assert_eq!(none.handler().entries.load(Ordering::Relaxed), 0);
 ///
 /// // Not a function entry: EINVAL.
-/// let h = Ret { target: 0, last: AtomicUsize::new(0), hits: AtomicUsize::new(0) };
+/// let h = new(0);
 /// let bad = KBox::pin_init(RetRegistration::new(Place::Symbol(c_str!("kstrtouint"), 1), 0, 0, false, h)?, GFP_KERNEL);
 /// assert!(bad.is_err());
 /// # Ok::<(), Error>(())
@@ -594,12 +605,15 @@ impl<T: RetHandler> RetRegistration<T> {
                     (*rp).kp.flags = bindings::KPROBE_FLAG_DISABLED;
                 }
                 (*rp).handler = Some(ret_handler_callback::<T>);
-                (*rp).entry_handler = Some(entry_handler_callback::<T>);
+                if data_size != 0 {
+                    (*rp).entry_handler = Some(entry_handler_callback::<T>);
+                }
                 (*rp).maxactive = maxactive as _;
                 (*rp).data_size = data_size;
             }
             // INVARIANT: on success `rp` is registered, with `handler` and
-            // `entry_handler` set to this type's callbacks for `T` above;
+            // `entry_handler` (if any) set to this type's callbacks for `T`
+            // above;
             // `handler` and `symbol` (which `name` points into) are
             // initialised before `rp`, and `drop` unregisters `rp` before
             // they are dropped.
