@@ -10,7 +10,7 @@ N=${1:-200000}
 QUICK=${2:-}
 quick_row() {
 	case "$1" in
-	'p' | 'p a=%di b=%si c=%dx d=%cx' | 'p u=+0(%di):u64' | 'p s=@linux_banner:string' | 'r r=$retval') return 0 ;;
+	'p' | 'p a=%di b=%si c=%dx d=%cx' | 'p u=+0(%di):u64' | 'p s=@linux_banner:string' | 'r r=$retval' | 'tracing_on=0 p') return 0 ;;
 	*) return 1 ;;
 	esac
 }
@@ -18,39 +18,94 @@ cd /sys/kernel/tracing || exit 1
 modprobe rust_kprobe_events || exit 1
 echo 1 > tracing_on
 echo "none|-|$($B $N)"
-# measure IMPL KIND ARGS LABEL [off]: a KIND probe with ARGS on
-# __x64_sys_getppid in IMPL's file, enabled; prints "IMPL|LABEL|ns per call"
-# (with tracing_on=0 during the loop when "off"); removes it.
+# 128 register arguments (MAX_TRACE_ARGS).
+ARGS128=p
+i=0
+for r in di si dx cx r8 r9 ax bx; do
+	for j in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+		ARGS128="$ARGS128 a$i=%$r"
+		i=$((i + 1))
+	done
+done
+# measure IMPL KIND ARGS LABEL [MODE]: a KIND probe with ARGS on
+# __x64_sys_getppid (KIND may carry an offset: p+9) in IMPL's file,
+# enabled; prints "IMPL|LABEL|ns per call"; removes it. MODE: "off"
+# (tracing_on=0 during the loop), "filter" (an event filter that rejects
+# every record), "two" (enabled in a second trace instance too),
+# "module-only" (C's does not survive the row: the module alone is measured).
 measure() {
 	if [ $1 = C ]; then f=kprobe_events; g=kprobes; else f=rkprobe_events; g=rkprobes; fi
+	kind=${2%%+*}
+	off=
+	[ "$kind" = "$2" ] || off=+${2#*+}
 	echo > $f
-	echo "$2:bench __x64_sys_getppid$3" >> $f || { echo "$1|$4|rejected"; return; }
+	echo "$kind:bench __x64_sys_getppid$off$3" >> $f || { echo "$1|$4|rejected"; return; }
+	case "$5" in
+	filter) echo 'a == 0' > events/$g/bench/filter || { echo "$1|$4|rejected"; return; } ;;
+	two) mkdir instances/bench2 && echo 1 > instances/bench2/events/$g/bench/enable || { echo "$1|$4|rejected"; return; } ;;
+	esac
 	echo 1 > events/$g/bench/enable
 	[ "$5" = off ] && echo 0 > tracing_on
 	echo "$1|$4|$($B $N)"
 	echo 1 > tracing_on
 	echo 0 > events/$g/bench/enable
+	if [ "$5" = two ]; then
+		echo 0 > instances/bench2/events/$g/bench/enable
+		rmdir instances/bench2
+	fi
 	echo > $f
 }
-while IFS= read -r spec; do
-	case "$spec" in '#'*|'') continue ;; esac
-	[ -z "$QUICK" ] || quick_row "$spec" || continue
+# Rows: "SPEC" or "SPEC|MODE|LABEL"; SPEC is "KIND ARGS".
+while IFS= read -r row; do
+	case "$row" in '#'*|'') continue ;; esac
+	spec=${row%%|*}
+	mode=
+	label=$spec
+	if [ "$spec" != "$row" ]; then
+		rest=${row#*|}
+		mode=${rest%%|*}
+		label=${rest#*|}
+	fi
+	[ -z "$QUICK" ] || quick_row "$label" || continue
 	kind=${spec%% *}
+	[ "$kind" = "$spec" ] && args= || args=" ${spec#* }"
 	for impl in C RUST; do
-		measure $impl "$kind" "${spec#"$kind"}" "$spec"
+		if [ $impl = C ] && [ "$mode" = module-only ]; then
+			echo "C|$label|crashes"
+			continue
+		fi
+		measure $impl "$kind" "$args" "$label" "$mode"
 	done
-done <<'SPECS'
+done <<SPECS
 p
-p a=%di b=%si c=$stack0 d=$comm
 p a=%di
+p a=\$stack1
+p a=\$stack
+p a=\$arg1
+p a=@jiffies
+p a=\\1234
+p c=\$comm
+p a=%di b=%si c=\$stack0 d=\$comm
 p a=%di b=%si c=%dx d=%cx
+p a=%di b=%si c=%dx d=%cx e=%r8 f=%r9 g=%ax h=%bx
+$ARGS128||p 128 registers
 p u=+0(%di):u64
 p f=+0(+8(%di)):u32
-p c=$comm
+p s=@init_uts_ns:string
 p s=@linux_banner:string
-r r=$retval
+p u=+0(+112(%di)):ustring
+p y=@linux_banner:symbol
+# C's symstr writes sprint_symbol()'s whole KSYM_NAME_LEN reach into the
+# record (kallsyms_lookup_buildid() sets namebuf[KSYM_NAME_LEN - 1]): near
+# the end of a ring-buffer page that overwrites the next page's metadata,
+# and the kernel oopses within the loop (6.12; seen with C alone).
+p y=@linux_banner:symstr|module-only|p y=@linux_banner:symstr
+p x=+0(@linux_banner):u8[16]
+p b=+0(@linux_banner):b4@4/32
+r r=\$retval
+r a=\$arg1
+p+9||p at __x64_sys_getppid+9 (not ftrace)
+p a=%di|filter|p a=%di, a filter that rejects
+p|two|p, enabled in two instances
+p|off|tracing_on=0 p
 SPECS
-# The hit without the ring-buffer write: tracing off, reservations fail.
-for impl in C RUST; do
-	measure $impl p "" "tracing_on=0 p" off
-done

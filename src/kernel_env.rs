@@ -8,6 +8,8 @@
 //! `current->comm`, symbols); [`KernelSymbols`] prints symbols in the trace
 //! text. All through the kernel crate: no `unsafe` here.
 
+use core::cell::Cell;
+
 use kernel::{
     kallsyms,
     kprobes::PtRegs,
@@ -149,23 +151,46 @@ pub(crate) fn lookup(name: &[u8]) -> u64 {
 }
 
 /// The machine at a probe hit.
-pub(crate) struct HitMachine<'a>(pub(crate) &'a PtRegs);
+pub(crate) struct HitMachine<'a> {
+    regs: &'a PtRegs,
+    /// `TASK_SIZE` once asked (0: not yet). It depends on the current task
+    /// only, so it holds for the hit; asking once saves a helper call per
+    /// memory read (an array reads each element).
+    task_size: Cell<u64>,
+}
+
+impl<'a> HitMachine<'a> {
+    /// The machine of the hit with registers `regs`.
+    pub(crate) fn new(regs: &'a PtRegs) -> Self {
+        HitMachine {
+            regs,
+            task_size: Cell::new(0),
+        }
+    }
+}
 
 impl fetch::Machine for HitMachine<'_> {
     fn reg(&self, offset: u32) -> u64 {
-        self.0.register(offset)
+        self.regs.register(offset)
     }
     fn stack_nth(&self, n: u32) -> u64 {
-        self.0.stack_nth(n) as u64
+        self.regs.stack_nth(n) as u64
     }
     fn stack_pointer(&self) -> u64 {
-        self.0.sp() as u64
+        self.regs.sp() as u64
     }
     fn retval(&self) -> u64 {
-        self.0.return_value() as u64
+        self.regs.return_value() as u64
     }
     fn task_size(&self) -> u64 {
-        kallsyms::task_size() as u64
+        match self.task_size.get() {
+            0 => {
+                let t = kallsyms::task_size() as u64;
+                self.task_size.set(t);
+                t
+            }
+            t => t,
+        }
     }
     fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), fetch::Fault> {
         kallsyms::read_kernel(addr as usize, dst).map_err(|_| fetch::Fault)

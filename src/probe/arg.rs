@@ -13,6 +13,7 @@
 //! the text it skips (trace_probe.c:1158).
 
 use super::error::{errno, Code, ParseError};
+use super::fetch::{shortcut, Shortcut};
 use super::insn::{Insn, Op, Program, FETCH_INSN_MAX};
 use super::num::{kstrtol, kstrtol_neg, kstrtouint, kstrtoul, simple_strtoul};
 use super::regs;
@@ -63,6 +64,10 @@ pub struct Arg {
     pub dynamic: bool,
     /// The fetch program.
     pub code: Program,
+    /// How the hit path runs the program without the general stages, if
+    /// it can ([`super::fetch::shortcut`] of `code`, set when it is
+    /// complete).
+    pub shortcut: Option<Shortcut>,
 }
 
 impl Arg {
@@ -264,6 +269,7 @@ fn parse_body(
         offset: 0,
         dynamic: false,
         code: [Insn::NOP; FETCH_INSN_MAX],
+        shortcut: None,
     };
     arg.code[FETCH_INSN_MAX - 1] = Insn::new(Op::End);
     let mut ci = 0;
@@ -276,6 +282,7 @@ fn parse_body(
     }
     let ty_text = split.ty_text.map(|(a, b)| &body[a..b]);
     finalize(&mut arg, ci, ty_text, split.ty_offset, ctx)?;
+    arg.shortcut = shortcut(&arg.code, arg.size());
     Ok(arg)
 }
 

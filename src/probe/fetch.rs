@@ -146,6 +146,21 @@ pub fn store<M: Machine + ?Sized>(
     head: usize,
     buf: &mut [u8],
 ) -> usize {
+    store_with::<M, true>(args, fixed_size, m, edata, head, buf)
+}
+
+/// [`store`] with or without the shortcut for the commonest programs
+/// ([`simple`]); without, for tests that hold the two paths to the same
+/// bytes.
+#[inline(always)]
+fn store_with<M: Machine + ?Sized, const SHORTCUT: bool>(
+    args: &[Arg],
+    fixed_size: usize,
+    m: &M,
+    edata: &[u8],
+    head: usize,
+    buf: &mut [u8],
+) -> usize {
     let fixed = fixed_size.min(buf.len());
     let mut out = Out {
         buf,
@@ -166,7 +181,7 @@ pub fn store<M: Machine + ?Sized>(
         }
         let size = a.size();
         done = done.max(at.saturating_add(size));
-        if simple(a, m, at, size, &mut out) {
+        if SHORTCUT && simple(a, m, edata, at, size, &mut out) {
             continue;
         }
         out.clear(at, size);
@@ -185,42 +200,143 @@ pub fn store<M: Machine + ?Sized>(
     out.dyn_pos
 }
 
-/// The commonest programs, without the general interpreter's stages: a
-/// value (`%di`, `$stack1`, `$arg2`, `$retval`, `\5`) stored as is, or the
-/// memory it points to (`+8(%di)`, `+u0($arg2)`) stored with the type's
-/// size, when that fills the field (`size` bytes). False (nothing done) for
-/// any other program.
-#[inline(always)]
-fn simple<M: Machine + ?Sized>(a: &Arg, m: &M, at: usize, size: usize, out: &mut Out<'_>) -> bool {
-    let [c0, c1, c2, ..] = &a.code;
-    if c2.op != Op::End
-        || !matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
-        || usize::from(c1.size) != size
-    {
-        return false;
+/// Where [`simple`] finds the parts of a program it can run: the commonest
+/// programs, without the general interpreter's stages. Worked out once,
+/// when the program is complete ([`shortcut`]), so a hit does not look at
+/// the program's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shortcut {
+    /// Index of the load.
+    load: u8,
+    /// Index of the store; the dereferences are between the two.
+    store: u8,
+    /// There are dereferences.
+    derefs: bool,
+    /// A bitfield follows the store.
+    bitfield: bool,
+}
+
+/// The [`Shortcut`] of a program whose field is `size` bytes, if it has
+/// one: a value (a register, `$stackN`, `$stack`, `$argN`, `$retval`,
+/// `\5`, `@sym`, an entry-data word), any number of dereferences, then
+/// stored as is or the memory it points to stored with the type's size,
+/// filling the field, with or without a bitfield. So one and two
+/// dereferences, `symbol`, bitfields and `$argN` on a return probe have
+/// one; arrays and strings do not.
+pub fn shortcut(code: &[Insn], size: usize) -> Option<Shortcut> {
+    let op = |i: usize| code.get(i).map_or(Op::End, |c| c.op);
+    let load = usize::from(op(0) == Op::Symbol);
+    if !matches!(
+        op(load),
+        Op::Reg | Op::Stack | Op::StackP | Op::Arg | Op::Retval | Op::Imm | Op::Edata
+    ) {
+        return None;
     }
-    let Some(v) = load(c0, m) else {
+    let mut store = load + 1;
+    while matches!(op(store), Op::Deref | Op::UDeref) {
+        store += 1;
+    }
+    let c = code.get(store)?;
+    if !matches!(c.op, Op::StRaw | Op::StMem | Op::StUMem) || usize::from(c.size) != size {
+        return None;
+    }
+    let bitfield = op(store + 1) == Op::ModBf;
+    if op(store + 1 + usize::from(bitfield)) != Op::End {
+        return None;
+    }
+    Some(Shortcut {
+        load: load as u8,
+        store: u8::try_from(store).ok()?,
+        derefs: store > load + 1,
+        bitfield,
+    })
+}
+
+/// Runs a program with a [`Shortcut`]: false (nothing done) without one;
+/// otherwise the field (`size` bytes at `at`) is written whole, zeros on a
+/// fault, as the general stages would.
+#[inline(always)]
+fn simple<M: Machine + ?Sized>(
+    a: &Arg,
+    m: &M,
+    edata: &[u8],
+    at: usize,
+    size: usize,
+    out: &mut Out<'_>,
+) -> bool {
+    // The commonest of all first, with no lookup: a value stored as is, or
+    // the memory it points to (`%di`, `$arg2`, `+8(%di)`).
+    let [c0, c1, c2, ..] = &a.code;
+    if c2.op == Op::End
+        && matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
+        && usize::from(c1.size) == size
+    {
+        let Some(v) = load(c0, m, edata) else {
+            return false;
+        };
+        match c1.op {
+            Op::StRaw => out.put_word(at, v.to_ne_bytes(), size),
+            _ => store_mem(out, at, m, c1, v),
+        }
+        return true;
+    }
+    let Some(sc) = a.shortcut else {
         return false;
     };
-    // Writes the whole field (zeros on a fault).
-    match c1.op {
-        Op::StRaw => out.put_word(at, v.to_ne_bytes(), usize::from(c1.size)),
-        _ => store_mem(out, at, m, c1, v),
+    let (first, st) = (usize::from(sc.load), usize::from(sc.store));
+    let (Some(c0), Some(c)) = (a.code.get(first), a.code.get(st)) else {
+        return false;
+    };
+    let Some(mut v) = load(c0, m, edata) else {
+        return false;
+    };
+    if sc.derefs {
+        for d in a.code.get(first + 1..st).unwrap_or(&[]) {
+            let space = if d.op == Op::Deref {
+                Space::Kernel
+            } else {
+                Space::User
+            };
+            match read_word(m, space, v.wrapping_add(d.offset as u64)) {
+                Ok(w) => v = w,
+                Err(Fault) => {
+                    // As the general stages: the field stays cleared.
+                    out.clear(at, size);
+                    return true;
+                }
+            }
+        }
+    }
+    match c.op {
+        Op::StRaw => out.put_word(at, v.to_ne_bytes(), usize::from(c.size)),
+        _ => store_mem(out, at, m, c, v),
+    }
+    if sc.bitfield {
+        apply_bitfield(out, at, insn(a, st + 1));
     }
     true
 }
 
-/// Stage 1 for the loads that need nothing but the machine: a register, a
-/// stack entry, a function argument, the return value, an immediate.
+/// Stage 1 for the loads that need nothing but the machine and the entry
+/// data: a register, a stack entry, the stack pointer, a function
+/// argument, the return value, an immediate, an entry-data word.
 /// Inlined: both callers are on the hit path.
 #[inline(always)]
-fn load<M: Machine + ?Sized>(c: &Insn, m: &M) -> Option<u64> {
+fn load<M: Machine + ?Sized>(c: &Insn, m: &M, edata: &[u8]) -> Option<u64> {
     Some(match c.op {
         Op::Reg => m.reg(u32::from(c.param)),
         Op::Stack => m.stack_nth(u32::from(c.param)),
+        Op::StackP => m.stack_pointer(),
         Op::Arg => kernel_argument(m, u32::from(c.param)),
         Op::Retval => m.retval(),
         Op::Imm => c.imm(),
+        Op::Edata => {
+            let off = c.offset as usize;
+            edata
+                .get(off..off.saturating_add(8))
+                .and_then(|b| b.try_into().ok())
+                .map_or(0, u64::from_ne_bytes)
+        }
         _ => return None,
     })
 }
@@ -302,14 +418,6 @@ fn run<M: Machine + ?Sized>(a: &Arg, m: &M, edata: &[u8], at: usize, out: &mut O
     let first = insn(a, pc);
     // Stage 1: load.
     let mut val = match first.op {
-        Op::StackP => m.stack_pointer(),
-        Op::Edata => {
-            let off = first.offset as usize;
-            edata
-                .get(off..off + 8)
-                .and_then(|b| b.try_into().ok())
-                .map_or(0, u64::from_ne_bytes)
-        }
         Op::Comm | Op::Data => {
             // Only ever followed by a string store (the compiler's rules):
             // the bytes are at hand, no address to read.
@@ -332,7 +440,7 @@ fn run<M: Machine + ?Sized>(a: &Arg, m: &M, edata: &[u8], at: usize, out: &mut O
             }
             return;
         }
-        _ => match load(first, m) {
+        _ => match load(first, m, edata) {
             Some(v) => v,
             None => return,
         },

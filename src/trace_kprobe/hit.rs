@@ -28,7 +28,7 @@ impl ProbeShared {
             // does (once per instance).
             let size = self.spec.size;
             write(ev, regs, hs, head, size, |d| {
-                fetch::store(args, size, &HitMachine(regs), edata, hs, d);
+                fetch::store(args, size, &HitMachine::new(regs), edata, hs, d);
             });
             return;
         }
@@ -38,7 +38,14 @@ impl ProbeShared {
             let Some(payload) = buf.get_mut(hs..) else {
                 return;
             };
-            let n = fetch::store(args, self.spec.size, &HitMachine(regs), edata, hs, payload);
+            let n = fetch::store(
+                args,
+                self.spec.size,
+                &HitMachine::new(regs),
+                edata,
+                hs,
+                payload,
+            );
             let payload = &payload[..n.min(payload.len())];
             write(ev, regs, hs, head, payload.len(), |d| {
                 d.copy_from_slice(payload)
@@ -147,7 +154,7 @@ impl kprobes::RetHandler for RetHit {
     fn entry(&self, regs: &PtRegs, data: &mut [u8]) {
         // store_trace_entry_data(): the function arguments `$argN` needs.
         for (i, &n) in self.0.spec.entry.args().iter().enumerate() {
-            let v = fetch::kernel_argument(&HitMachine(regs), u32::from(n));
+            let v = fetch::kernel_argument(&HitMachine::new(regs), u32::from(n));
             if let Some(d) = data.get_mut(8 * i..8 * i + 8) {
                 d.copy_from_slice(&v.to_ne_bytes());
             }

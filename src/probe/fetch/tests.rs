@@ -9,7 +9,7 @@ use std::vec::Vec;
 
 use super::super::format::head_size;
 use super::super::output::{print_event, Head};
-use super::store;
+use super::{store, store_with};
 use crate::fake::{parse, FakeMachine};
 
 const KSTR: u64 = 0xffff_8880_0000_1000;
@@ -300,4 +300,85 @@ fn stale_bytes_never_show() {
         assert_eq!(n, k, "{spec}");
         assert_eq!(zero[..n], stale[..k], "{spec}");
     }
+}
+
+#[test]
+fn shortcut_matches_general_stages() {
+    // `simple` (values, dereference chains, plain and memory stores,
+    // bitfields, entry data) must write exactly what the general
+    // interpreter writes, faults included, on a clean and a stale buffer.
+    let mut m = machine();
+    m.set("di", KSTR);
+    m.set("si", KPTRS);
+    m.set("dx", USTR);
+    m.set("cx", 0xffff_dead_0000_0000);
+    m.stack = vec![KPTRS, 0x1234_5678_9abc_def0, 7];
+    let specs = [
+        "p:t vfs_read a=%di b=%si:u8 c=%dx:s16 d=%cx:x32 e=$stack0 f=$stack1:s8 g=$stack9",
+        "p:t vfs_read a=$stack b=$stack:u32 c=$arg1 d=$arg2:x16 e=$arg7 f=\\-5:s32 g=\\0x1f:x8",
+        "p:t vfs_read a=+0(%di):u64 b=+4(%di):u32 c=-4(%di):x16 d=+u0(%dx):u8 e=+0(%cx):u64",
+        "p:t vfs_read a=+0(+0(%si)):u32 b=+4(+8(%si)):x64 c=+0(+16(%si)):u8 d=+0(+0(%cx)):u16",
+        "p:t vfs_read a=+0(+0(+0($stack0))):u8 b=+u0(+u0(%dx)):u32 c=+0(+8($stack0)):s64",
+        "p:t vfs_read a=+0(%di):b3@2/8 b=+1(%di):b4@4/32 c=%di:b7@1/64 d=+0(%cx):b2@0/16",
+        "p:t vfs_read a=%di:symbol b=+0(%si):symbol c=@vfs_read d=+0(@vfs_read):u32",
+        "r:t vfs_read a=$retval b=$retval:s8 c=$arg1 d=+0($arg2):u16 e=+0($retval):b5@3/32",
+    ];
+    // And programs that must not take it.
+    for spec in [
+        "p:t vfs_read a=+0(%di):u8[4] b=+0(%di):string c=$comm d=+8(%di):string e=+0(%di):symstr",
+        "p:t vfs_read f=\\\"x\" g=+0(%di):ustring h=+0(%di):u32[2]",
+    ] {
+        let p = parse(spec).expect("parses").expect("a probe");
+        for a in &p.args {
+            assert!(
+                a.shortcut.is_none(),
+                "{spec}: {} takes the shortcut",
+                String::from_utf8_lossy(a.name.as_bytes())
+            );
+        }
+    }
+    for spec in specs {
+        let p = parse(spec).expect("parses").expect("a probe");
+        for a in &p.args {
+            assert!(
+                a.shortcut.is_some(),
+                "{spec}: {} takes the general stages",
+                String::from_utf8_lossy(a.name.as_bytes())
+            );
+        }
+        let head = head_size(p.is_return);
+        let mut edata = [0u8; 64];
+        for (i, b) in edata.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        edata[..8].copy_from_slice(&KSTR.to_ne_bytes());
+        edata[8..16].copy_from_slice(&KPTRS.to_ne_bytes());
+        for fill in [0u8, 0xaa] {
+            let mut fast = vec![fill; 512];
+            let mut slow = vec![fill; 512];
+            let n = store(&p.args, p.size, &m, &edata, head, &mut fast);
+            let k = store_with::<_, false>(&p.args, p.size, &m, &edata, head, &mut slow);
+            assert_eq!(n, k, "{spec}");
+            assert_eq!(fast[..n], slow[..k], "{spec} (fill {fill:#x})");
+        }
+    }
+}
+
+#[test]
+fn stack_pointer_and_arguments() {
+    // `$stack` is the stack pointer (`kernel_stack_pointer()`), `$argN` the
+    // Nth argument register, then the stack past the sixth.
+    let mut m = machine();
+    m.set("sp", 0xffff_c900_0001_3f00);
+    m.set("di", 1);
+    m.set("r9", 6);
+    m.stack = vec![0, 7, 8];
+    let out = hit(
+        "p:t vfs_read s=$stack a=$arg1 f=$arg6 g=$arg7 h=$arg8",
+        &m,
+        0,
+        0,
+        &[],
+    );
+    assert_eq!(out, "t: (0) s=0xffffc90000013f00 a=0x1 f=0x6 g=0x7 h=0x8\n");
 }
