@@ -31,24 +31,30 @@ done
 # __x64_sys_getppid (KIND may carry an offset: p+9) in IMPL's file,
 # enabled; prints "IMPL|LABEL|ns per call"; removes it. MODE: "off"
 # (tracing_on=0 during the loop), "filter" (an event filter that rejects
-# every record), "two" (enabled in a second trace instance too),
+# every record), "two" (enabled in a second trace instance too), "int3"
+# (kprobe jump optimization off: the breakpoint path),
 # "module-only" (C's does not survive the row: the module alone is measured).
 measure() {
 	if [ $1 = C ]; then f=kprobe_events; g=kprobes; else f=rkprobe_events; g=rkprobes; fi
-	kind=${2%%+*}
-	off=
-	[ "$kind" = "$2" ] || off=+${2#*+}
+	# (sh has no locals: these names are measure's own.)
+	m_kind=${2%%+*}
+	m_off=
+	[ "$m_kind" = "$2" ] || m_off=+${2#*+}
 	echo > $f
-	echo "$kind:bench __x64_sys_getppid$off$3" >> $f || { echo "$1|$4|rejected"; return; }
+	echo "$m_kind:bench __x64_sys_getppid$m_off$3" >> $f || { echo "$1|$4|rejected"; return; }
 	case "$5" in
 	filter) echo 'a == 0' > events/$g/bench/filter || { echo "$1|$4|rejected"; return; } ;;
 	two) mkdir instances/bench2 && echo 1 > instances/bench2/events/$g/bench/enable || { echo "$1|$4|rejected"; return; } ;;
+	int3) echo 0 > /proc/sys/debug/kprobes-optimization || { echo "$1|$4|rejected"; return; } ;;
 	esac
 	echo 1 > events/$g/bench/enable
 	[ "$5" = off ] && echo 0 > tracing_on
 	echo "$1|$4|$($B $N)"
+	# How the kprobe ran (ftrace, int3, optimized), for the log.
+	grep getppid /sys/kernel/debug/kprobes/list | sed "s/^/# $1 kprobe: /"
 	echo 1 > tracing_on
 	echo 0 > events/$g/bench/enable
+	[ "$5" = int3 ] && echo 1 > /proc/sys/debug/kprobes-optimization
 	if [ "$5" = two ]; then
 		echo 0 > instances/bench2/events/$g/bench/enable
 		rmdir instances/bench2
@@ -100,11 +106,12 @@ p y=@linux_banner:symbol
 # the end of a ring-buffer page that overwrites the next page's metadata,
 # and the kernel oopses within the loop (6.12; seen with C alone).
 p y=@linux_banner:symstr|module-only|p y=@linux_banner:symstr
-p x=+0(@linux_banner):u8[16]
-p b=+0(@linux_banner):b4@4/32
+p x=@linux_banner:u8[16]
+p b=@linux_banner:b4@4/32
 r r=\$retval
 r a=\$arg1
-p+9||p at __x64_sys_getppid+9 (not ftrace)
+p+9||p at __x64_sys_getppid+9 (optprobe)
+p+9|int3|p at __x64_sys_getppid+9 (int3)
 p a=%di|filter|p a=%di, a filter that rejects
 p|two|p, enabled in two instances
 p|off|tracing_on=0 p

@@ -114,8 +114,33 @@ impl Out<'_> {
         }
     }
 
+    /// The `n` bytes at `at` (at most 8) as the first of a word's, the
+    /// rest 0 (fixed-size loads, as [`Out::put_word`]).
+    #[inline(always)]
+    fn get_word(&self, at: usize, n: usize) -> Option<[u8; 8]> {
+        let mut w = [0u8; 8];
+        let src = self.buf.get(at..)?;
+        match n {
+            1 => *w.first_chunk_mut::<1>()? = *src.first_chunk::<1>()?,
+            2 => *w.first_chunk_mut::<2>()? = *src.first_chunk::<2>()?,
+            4 => *w.first_chunk_mut::<4>()? = *src.first_chunk::<4>()?,
+            8 => w = *src.first_chunk::<8>()?,
+            _ => {
+                let n = n.min(8);
+                w[..n].copy_from_slice(src.get(..n)?);
+            }
+        }
+        Some(w)
+    }
+
     /// Zeroes `len` bytes at `at` (as far as the buffer goes).
+    #[inline(always)]
     fn clear(&mut self, at: usize, len: usize) {
+        if matches!(len, 1 | 2 | 4 | 8) {
+            // A single store, as most fields are (`fill` calls `memset`).
+            self.put_word(at, [0; 8], len);
+            return;
+        }
         let end = at.saturating_add(len).min(self.buf.len());
         if let Some(d) = self.buf.get_mut(at..end) {
             d.fill(0);
@@ -123,7 +148,13 @@ impl Out<'_> {
     }
 
     fn put_u32(&mut self, at: usize, v: u32) {
-        self.put(at, &v.to_ne_bytes());
+        if let Some(d) = self
+            .buf
+            .get_mut(at..)
+            .and_then(|d| d.first_chunk_mut::<4>())
+        {
+            *d = v.to_ne_bytes();
+        }
     }
 }
 
@@ -181,16 +212,19 @@ fn store_with<M: Machine + ?Sized, const SHORTCUT: bool>(
         }
         let size = a.size();
         done = done.max(at.saturating_add(size));
-        if SHORTCUT && simple(a, m, edata, at, size, &mut out) {
-            continue;
-        }
-        out.clear(at, size);
         if a.dynamic {
             // Every element starts as an empty string at the current end.
+            out.clear(at, size);
             let loc = data_loc(0, head + out.dyn_pos);
             for j in 0..a.count.max(1) as usize {
                 out.put_u32(at + 4 * j, loc);
             }
+        }
+        if SHORTCUT && simple(a, m, edata, at, size, &mut out) {
+            continue;
+        }
+        if !a.dynamic {
+            out.clear(at, size);
         }
         run(a, m, edata, at, &mut out);
     }
@@ -219,10 +253,11 @@ pub struct Shortcut {
 /// The [`Shortcut`] of a program whose field is `size` bytes, if it has
 /// one: a value (a register, `$stackN`, `$stack`, `$argN`, `$retval`,
 /// `\5`, `@sym`, an entry-data word), any number of dereferences, then
-/// stored as is or the memory it points to stored with the type's size,
-/// filling the field, with or without a bitfield. So one and two
-/// dereferences, `symbol`, bitfields and `$argN` on a return probe have
-/// one; arrays and strings do not.
+/// stored as is, the memory it points to stored with the type's size
+/// (filling the field, with or without a bitfield), or the string it
+/// points to. So one and two dereferences, `symbol`, bitfields, `$argN` on
+/// a return probe and single strings have one; arrays, `$comm`, immediate
+/// strings and `symstr` do not.
 pub fn shortcut(code: &[Insn], size: usize) -> Option<Shortcut> {
     let op = |i: usize| code.get(i).map_or(Op::End, |c| c.op);
     let load = usize::from(op(0) == Op::Symbol);
@@ -237,7 +272,15 @@ pub fn shortcut(code: &[Insn], size: usize) -> Option<Shortcut> {
         store += 1;
     }
     let c = code.get(store)?;
-    if !matches!(c.op, Op::StRaw | Op::StMem | Op::StUMem) || usize::from(c.size) != size {
+    if !matches!(
+        c.op,
+        Op::StRaw | Op::StMem | Op::StUMem | Op::StString | Op::StUString
+    ) || usize::from(c.size) != size
+    {
+        return None;
+    }
+    let string = matches!(c.op, Op::StString | Op::StUString);
+    if string && op(store + 1) != Op::End {
         return None;
     }
     let bitfield = op(store + 1) == Op::ModBf;
@@ -300,8 +343,11 @@ fn simple<M: Machine + ?Sized>(
             match read_word(m, space, v.wrapping_add(d.offset as u64)) {
                 Ok(w) => v = w,
                 Err(Fault) => {
-                    // As the general stages: the field stays cleared.
-                    out.clear(at, size);
+                    // As the general stages: the field stays cleared, or
+                    // an empty string for a string (`store` set it).
+                    if !a.dynamic {
+                        out.clear(at, size);
+                    }
                     return true;
                 }
             }
@@ -309,6 +355,7 @@ fn simple<M: Machine + ?Sized>(
     }
     match c.op {
         Op::StRaw => out.put_word(at, v.to_ne_bytes(), usize::from(c.size)),
+        Op::StString | Op::StUString => store_str(out, at, m, c, v),
         _ => store_mem(out, at, m, c, v),
     }
     if sc.bitfield {
@@ -409,6 +456,21 @@ fn store_string(
     out.dyn_pos = start + n;
 }
 
+/// `StString`/`StUString` (stage 3): the string at `val + c.offset` into
+/// the dynamic area, its `__data_loc` at `dest`; a kernel address below
+/// `TASK_SIZE` is read as user memory (`probe_mem_read()`'s routing).
+fn store_str<M: Machine + ?Sized>(out: &mut Out<'_>, dest: usize, m: &M, c: &Insn, val: u64) {
+    let addr = val.wrapping_add(c.offset as u64);
+    let user = c.op == Op::StUString || addr < m.task_size();
+    store_string(out, dest, |dst| {
+        if user {
+            m.strncpy_user(addr, dst)
+        } else {
+            m.strncpy_kernel(addr, dst)
+        }
+    });
+}
+
 /// Runs one argument's program into the field at `at`.
 fn run<M: Machine + ?Sized>(a: &Arg, m: &M, edata: &[u8], at: usize, out: &mut Out<'_>) {
     let mut pc = 0;
@@ -474,17 +536,13 @@ fn run<M: Machine + ?Sized>(a: &Arg, m: &M, edata: &[u8], at: usize, out: &mut O
             let size = usize::from(c.size);
             match c.op {
                 Op::StRaw => out.put_word(dest, val.to_ne_bytes(), size),
-                Op::StMem | Op::StUMem => store_mem(out, dest, m, c, val),
-                Op::StString | Op::StUString => {
-                    let user = c.op == Op::StUString || addr < m.task_size();
-                    store_string(out, dest, |dst| {
-                        if user {
-                            m.strncpy_user(addr, dst)
-                        } else {
-                            m.strncpy_kernel(addr, dst)
-                        }
-                    });
+                Op::StMem | Op::StUMem => {
+                    if i == 0 && array_at_once(a, pc, c, m, val, dest, out) {
+                        return;
+                    }
+                    store_mem(out, dest, m, c, val)
                 }
+                Op::StString | Op::StUString => store_str(out, dest, m, c, val),
                 Op::StSymstr => {
                     store_string(out, dest, |dst| {
                         let n = m.sprint_symbol(addr, dst);
@@ -533,14 +591,45 @@ fn run<M: Machine + ?Sized>(a: &Arg, m: &M, edata: &[u8], at: usize, out: &mut O
     }
 }
 
+/// An array of memory values (`+0(%di):u8[16]`) read in one go: C reads
+/// element by element (the `FETCH_OP_LP_ARRAY` loop of
+/// `process_fetch_insn_bottom()`, trace_probe_tmpl.h:205-222), each from
+/// the address after the last, so the elements are one block. True if the
+/// whole block was read into the field; false to go element by element
+/// (not such an array, or the block faulted somewhere: then each element
+/// is read alone, and one that faults reads as 0, as before).
+#[inline(never)]
+fn array_at_once<M: Machine + ?Sized>(
+    a: &Arg,
+    pc: usize,
+    c: &Insn,
+    m: &M,
+    val: u64,
+    dest: usize,
+    out: &mut Out<'_>,
+) -> bool {
+    let l = insn(a, pc + 1);
+    if l.op != Op::LpArray {
+        return false;
+    }
+    let len = usize::from(c.size) * usize::from(l.param);
+    let space = if c.op == Op::StMem {
+        Space::Kernel
+    } else {
+        Space::User
+    };
+    match out.buf.get_mut(dest..dest.saturating_add(len)) {
+        Some(d) => read(m, space, val.wrapping_add(c.offset as u64), d).is_ok(),
+        None => false,
+    }
+}
+
 /// `fetch_apply_bitfield()`: shift left then right in the container.
 fn apply_bitfield(out: &mut Out<'_>, at: usize, b: &Insn) {
     let size = usize::from(b.size);
-    let Some(bytes) = out.buf.get(at..at + size) else {
+    let Some(w) = out.get_word(at, size) else {
         return;
     };
-    let mut w = [0u8; 8];
-    w[..size.min(8)].copy_from_slice(&bytes[..size.min(8)]);
     let v = u64::from_ne_bytes(w);
     let bits = (size * 8) as u32;
     let mask = if bits >= 64 {
@@ -550,8 +639,7 @@ fn apply_bitfield(out: &mut Out<'_>, at: usize, b: &Insn) {
     };
     let shifted = v.checked_shl(u32::from(b.lshift)).unwrap_or(0) & mask;
     let r = shifted.checked_shr(u32::from(b.rshift)).unwrap_or(0);
-    let rb = r.to_ne_bytes();
-    out.put(at, &rb[..size.min(8)]);
+    out.put_word(at, r.to_ne_bytes(), size);
 }
 
 #[cfg(test)]

@@ -322,11 +322,14 @@ fn shortcut_matches_general_stages() {
         "p:t vfs_read a=+0(%di):b3@2/8 b=+1(%di):b4@4/32 c=%di:b7@1/64 d=+0(%cx):b2@0/16",
         "p:t vfs_read a=%di:symbol b=+0(%si):symbol c=@vfs_read d=+0(@vfs_read):u32",
         "r:t vfs_read a=$retval b=$retval:s8 c=$arg1 d=+0($arg2):u16 e=+0($retval):b5@3/32",
+        "p:t vfs_read a=+0(%di):string b=+0(+0(%si)):string c=+0(%dx):ustring d=+0(%cx):string",
+        "p:t vfs_read a=+u0(%dx):string b=+0(+0(%cx)):string c=+12(%di):string d=+0(%dx):string",
+        "r:t vfs_read a=+0($arg1):string b=+0(+8($arg2)):ustring c=+0($retval):string",
     ];
     // And programs that must not take it.
     for spec in [
-        "p:t vfs_read a=+0(%di):u8[4] b=+0(%di):string c=$comm d=+8(%di):string e=+0(%di):symstr",
-        "p:t vfs_read f=\\\"x\" g=+0(%di):ustring h=+0(%di):u32[2]",
+        "p:t vfs_read a=+0(%di):u8[4] b=+0(%di):string[2] c=$comm e=+0(%di):symstr",
+        "p:t vfs_read f=\\\"x\" g=+0(%di):ustring[2] h=+0(%di):u32[2]",
     ] {
         let p = parse(spec).expect("parses").expect("a probe");
         for a in &p.args {
@@ -381,4 +384,23 @@ fn stack_pointer_and_arguments() {
         &[],
     );
     assert_eq!(out, "t: (0) s=0xffffc90000013f00 a=0x1 f=0x6 g=0x7 h=0x8\n");
+}
+
+#[test]
+fn arrays_read_at_once_or_element_by_element() {
+    // An array is one block: read at once, or (when part of it faults)
+    // element by element, the faulting ones as 0, as C's loop gives.
+    let mut m = machine();
+    m.set("di", KSTR);
+    let out = hit(
+        "p:t vfs_read a=+0(%di):u8[4] b=+0x3c(%di):u8[8] c=+0x3e(%di):x16[2] d=+0(%di):char[5]",
+        &m,
+        0,
+        0,
+        &[],
+    );
+    assert_eq!(
+        out,
+        "t: (0) a={47,101,116,99} b={171,171,171,171,0,0,0,0} c={0xabab,0x0} d={'/','e','t','c','/'}\n"
+    );
 }
