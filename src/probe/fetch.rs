@@ -308,8 +308,13 @@ fn simple<M: Machine + ?Sized>(
     out: &mut Out<'_>,
 ) -> bool {
     // The commonest of all first, with no lookup: a value stored as is, or
-    // the memory it points to (`%di`, `$arg2`, `+8(%di)`).
-    let [c0, c1, c2, ..] = &a.code;
+    // the memory it points to (`%di`, `$arg2`, `+8(%di)`, `@sym`).
+    let [s0, s1, s2, s3, ..] = &a.code;
+    let (c0, c1, c2) = if s0.op == Op::Symbol {
+        (s1, s2, s3)
+    } else {
+        (s0, s1, s2)
+    };
     if c2.op == Op::End
         && matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
         && usize::from(c1.size) == size
