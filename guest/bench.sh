@@ -48,6 +48,15 @@ measure() {
 	int3) echo 0 > /proc/sys/debug/kprobes-optimization || { echo "$1|$4|rejected"; return; } ;;
 	esac
 	echo 1 > events/$g/bench/enable
+	if [ -n "$m_off" ] && [ "$5" != int3 ]; then
+		# The kprobe optimizer runs a little after registration: measure
+		# the optimized probe, not a mix.
+		t=0
+		while ! grep -q "getppid$m_off.*OPTIMIZED" /sys/kernel/debug/kprobes/list && [ $t -lt 50 ]; do
+			sleep 0.1
+			t=$((t + 1))
+		done
+	fi
 	[ "$5" = off ] && echo 0 > tracing_on
 	echo "$1|$4|$($B $N)"
 	# How the kprobe ran (ftrace, int3, optimized), for the log.

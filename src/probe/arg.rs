@@ -282,6 +282,18 @@ fn parse_body(
     }
     let ty_text = split.ty_text.map(|(a, b)| &body[a..b]);
     finalize(&mut arg, ci, ty_text, split.ty_offset, ctx)?;
+    // `@SYM`: the placeholder's name moves into its immediate, and the
+    // program starts with the load. C keeps a `FETCH_NOP_SYMBOL` that the
+    // interpreter skips on every hit (trace_probe.c:1200-1215,
+    // process_fetch_insn()); the op count (`TOO_MANY_OPS`) was taken above
+    // as C takes it. `resolve_symbols()` fills the immediate in.
+    if arg.code[0].op == Op::Symbol && arg.code[1].op == Op::Imm {
+        let sym = arg.code[0];
+        arg.code.copy_within(1.., 0);
+        arg.code[0].data_start = sym.data_start;
+        arg.code[0].data_len = sym.data_len;
+        arg.code[0].param = Insn::SYMBOL;
+    }
     arg.shortcut = shortcut(&arg.code, arg.size());
     Ok(arg)
 }

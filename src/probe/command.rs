@@ -572,10 +572,10 @@ fn expand_dentry_args(line: &[u8], tokens: &mut Tokens, env: &dyn Env) -> PResul
 }
 
 /// `traceprobe_update_arg()` (trace_probe.c:1858-1890), run when the probe
-/// is registered: each `@SYM[+|-offs]` placeholder gets its address into
-/// the following immediate. `lookup` is `kallsyms_lookup_name()` (0 for an
-/// unknown symbol). Errors: `EINVAL` for a bad offset, `ENOENT` for an
-/// unknown symbol.
+/// is registered: each `@SYM[+|-offs]` immediate (one that keeps its text,
+/// where C has a `FETCH_NOP_SYMBOL` before it) gets its address. `lookup`
+/// is `kallsyms_lookup_name()` (0 for an unknown symbol). Errors: `EINVAL`
+/// for a bad offset, `ENOENT` for an unknown symbol.
 pub fn resolve_symbols(
     args: &mut [Arg],
     lookup: &dyn Fn(&[u8]) -> u64,
@@ -586,11 +586,8 @@ pub fn resolve_symbols(
             if a.code[i].op == Op::End {
                 break;
             }
-            if a.code[i].op != Op::Symbol {
+            if a.code[i].op != Op::Imm || a.code[i].param != super::insn::Insn::SYMBOL {
                 continue;
-            }
-            if a.code.get(i + 1).map(|n| n.op) != Some(Op::Imm) {
-                return Err(errno::EINVAL);
             }
             let text = a.insn_text(&a.code[i]);
             let (name, offset) = match text.iter().position(|&c| c == b'+' || c == b'-') {
@@ -604,7 +601,7 @@ pub fn resolve_symbols(
             if addr == 0 {
                 return Err(errno::ENOENT);
             }
-            a.code[i + 1] = super::insn::Insn::load_imm(addr.wrapping_add(offset as u64));
+            a.code[i].offset = addr.wrapping_add(offset as u64) as i64;
         }
     }
     Ok(())

@@ -309,12 +309,7 @@ fn simple<M: Machine + ?Sized>(
 ) -> bool {
     // The commonest of all first, with no lookup: a value stored as is, or
     // the memory it points to (`%di`, `$arg2`, `+8(%di)`, `@sym`).
-    let [s0, s1, s2, s3, ..] = &a.code;
-    let (c0, c1, c2) = if s0.op == Op::Symbol {
-        (s1, s2, s3)
-    } else {
-        (s0, s1, s2)
-    };
+    let [c0, c1, c2, ..] = &a.code;
     if c2.op == Op::End
         && matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
         && usize::from(c1.size) == size
@@ -328,9 +323,24 @@ fn simple<M: Machine + ?Sized>(
         }
         return true;
     }
-    let Some(sc) = a.shortcut else {
-        return false;
-    };
+    match a.shortcut {
+        Some(sc) => run_shortcut(a, sc, m, edata, at, size, out),
+        None => false,
+    }
+}
+
+/// The rest of [`simple`]: dereference chains, bitfields, strings. Out of
+/// line, so that the loop over the arguments in [`store`] stays small.
+#[inline(never)]
+fn run_shortcut<M: Machine + ?Sized>(
+    a: &Arg,
+    sc: Shortcut,
+    m: &M,
+    edata: &[u8],
+    at: usize,
+    size: usize,
+    out: &mut Out<'_>,
+) -> bool {
     let (first, st) = (usize::from(sc.load), usize::from(sc.store));
     let (Some(c0), Some(c)) = (a.code.get(first), a.code.get(st)) else {
         return false;
@@ -358,13 +368,21 @@ fn simple<M: Machine + ?Sized>(
             }
         }
     }
+    let n = usize::from(c.size);
     match c.op {
-        Op::StRaw => out.put_word(at, v.to_ne_bytes(), usize::from(c.size)),
         Op::StString | Op::StUString => store_str(out, at, m, c, v),
+        _ if sc.bitfield => {
+            // The container's bytes in a register, the bits kept, one store
+            // (`fetch_apply_bitfield()` on what stage 3 stored).
+            let raw = match c.op {
+                Op::StRaw => v.to_ne_bytes(),
+                _ => mem_word(m, c, v),
+            };
+            let kept = bitfield(word_of(raw, n), n, insn(a, st + 1));
+            out.put_word(at, kept.to_ne_bytes(), n);
+        }
+        Op::StRaw => out.put_word(at, v.to_ne_bytes(), n),
         _ => store_mem(out, at, m, c, v),
-    }
-    if sc.bitfield {
-        apply_bitfield(out, at, insn(a, st + 1));
     }
     true
 }
@@ -397,6 +415,13 @@ fn load<M: Machine + ?Sized>(c: &Insn, m: &M, edata: &[u8]) -> Option<u64> {
 /// into the field at `dest`. A fault stores zeros.
 #[inline(always)]
 fn store_mem<M: Machine + ?Sized>(out: &mut Out<'_>, dest: usize, m: &M, c: &Insn, val: u64) {
+    out.put_word(dest, mem_word(m, c, val), usize::from(c.size));
+}
+
+/// The `c.size` bytes (at most 8) at `val + c.offset` as the first of a
+/// word's, the rest 0; all 0 on a fault.
+#[inline(always)]
+fn mem_word<M: Machine + ?Sized>(m: &M, c: &Insn, val: u64) -> [u8; 8] {
     let space = if c.op == Op::StMem {
         Space::Kernel
     } else {
@@ -408,7 +433,7 @@ fn store_mem<M: Machine + ?Sized>(out: &mut Out<'_>, dest: usize, m: &M, c: &Ins
         // A fault stores zeros (`tmp` as it was, whatever the read left).
         tmp = [0; 8];
     }
-    out.put_word(dest, tmp, n);
+    tmp
 }
 
 /// Reads a word (stage 2) with `probe_mem_read[_user]()` routing.
@@ -635,7 +660,26 @@ fn apply_bitfield(out: &mut Out<'_>, at: usize, b: &Insn) {
     let Some(w) = out.get_word(at, size) else {
         return;
     };
+    let r = bitfield(u64::from_ne_bytes(w), size, b);
+    out.put_word(at, r.to_ne_bytes(), size);
+}
+
+/// The first `n` bytes of `w` as a number (the rest as 0), as they read
+/// back from a field of `n` bytes.
+#[inline(always)]
+fn word_of(w: [u8; 8], n: usize) -> u64 {
     let v = u64::from_ne_bytes(w);
+    // (What `get_word` gives on a little-endian machine, as x86 is.)
+    match n {
+        0 => 0,
+        1..=7 => v & ((1u64 << (8 * n)) - 1),
+        _ => v,
+    }
+}
+
+/// The bits a bitfield keeps of the `size`-byte container value `v`.
+#[inline(always)]
+fn bitfield(v: u64, size: usize, b: &Insn) -> u64 {
     let bits = (size * 8) as u32;
     let mask = if bits >= 64 {
         u64::MAX
@@ -643,8 +687,7 @@ fn apply_bitfield(out: &mut Out<'_>, at: usize, b: &Insn) {
         (1u64 << bits) - 1
     };
     let shifted = v.checked_shl(u32::from(b.lshift)).unwrap_or(0) & mask;
-    let r = shifted.checked_shr(u32::from(b.rshift)).unwrap_or(0);
-    out.put_word(at, r.to_ne_bytes(), size);
+    shifted.checked_shr(u32::from(b.rshift)).unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -23,7 +23,10 @@ pub enum Op {
     StackP,
     /// Load the return value.
     Retval,
-    /// Load the immediate value ([`Insn::imm`]).
+    /// Load the immediate value ([`Insn::imm`]). An `@SYM[+|-offs]` one has
+    /// `param` [`Insn::SYMBOL`] and the symbol's text at
+    /// `data_start..+data_len`; its value is filled in when the probe is
+    /// registered.
     Imm,
     /// Load the current task's comm (only followed by a string store).
     Comm,
@@ -79,7 +82,8 @@ pub struct Insn {
     /// Length of that text.
     pub data_len: u8,
     /// Register offset, stack index, argument number, loop count (all
-    /// below `PARAM_MAX_STACK`, 2048).
+    /// below `PARAM_MAX_STACK`, 2048); [`Insn::SYMBOL`] on an `@SYM`
+    /// immediate.
     pub param: u16,
     /// Dereference or store offset; for `Imm`, the value's bits
     /// ([`Insn::imm`]). One field for both keeps an instruction at 16
@@ -112,6 +116,9 @@ impl Insn {
             ..Insn::new(Op::Imm)
         }
     }
+
+    /// `param` of an `Imm` that is an `@SYM` to resolve.
+    pub const SYMBOL: u16 = 1;
 
     /// The value an `Imm` loads.
     pub const fn imm(&self) -> u64 {
