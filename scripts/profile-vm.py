@@ -33,6 +33,9 @@ ap.add_argument('--c', action='store_true', help='the C implementation')
 ap.add_argument('--calls', type=int, default=2000)
 ap.add_argument('--top', type=int, default=40)
 ap.add_argument('--detail', help='also list the blocks of functions whose name has this')
+ap.add_argument('--create', type=int, metavar='N',
+                help='profile defining N probes SPEC on vfs_read in one write instead of hits '
+                     '(instructions per probe)')
 a = ap.parse_args()
 
 b = os.path.join(ROOT, 'build', 'ref')
@@ -43,7 +46,21 @@ qlog = os.path.join(tmp, 'qemu.log')
 files = ('kprobe_events', 'kprobes') if a.c else ('rkprobe_events', 'rkprobes')
 # `p ARGS` or `r ARGS` (a kretprobe), as bench.sh writes them.
 kind, rest = (a.spec[0], a.spec[1:].strip()) if a.spec[:1] in ('p', 'r') and a.spec[1:2] in ('', ' ') else ('p', a.spec)
-cmd = f'''modprobe rust_kprobe_events
+if a.create:
+    cmd = f'''modprobe rust_kprobe_events
+cd /sys/kernel/tracing
+i=0
+while [ $i -lt {a.create} ]; do echo "{kind}:p$i vfs_read {rest}"; i=$((i + 1)); done > /tmp/defs
+echo "MODTEXT $(cat /sys/module/rust_kprobe_events/sections/.text)"
+echo PROFILE-START
+sleep 2
+dd if=/tmp/defs of={files[0]} bs=1M conv=notrunc 2>/dev/null
+echo PROFILE-END
+sleep 2
+grep -c . {files[0]}
+'''
+else:
+    cmd = f'''modprobe rust_kprobe_events
 cd /sys/kernel/tracing
 echo '{kind}:bench __x64_sys_getppid {rest}' >> {files[0]} || exit 1
 echo 1 > events/{files[1]}/bench/enable
@@ -143,7 +160,7 @@ for l in open(qlog, errors='replace'):
         execs[pc] = execs.get(pc, 0) + 1
 
 # getppid_loop warms up with 1000 calls before its N.
-calls = a.calls + 1000
+calls = a.create if a.create else a.calls + 1000
 by = {}
 unknown = 0
 for pc, n in execs.items():
