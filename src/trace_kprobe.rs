@@ -27,15 +27,15 @@ mod registration;
 mod stored;
 
 use event::{Event, EventShared, PrintFmt};
-use hit::{Hit, RetHit, Shared};
+use hit::Shared;
 use registration::{module_exists, register, Kp};
 use stored::{Args, StoredEntry, StoredProbe, StoredSymbol};
 
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use kernel::{
-    c_str, kallsyms,
-    kprobes::{self, HitBuffers, HitCounter, Place, PtRegs},
+    c_str,
+    kprobes::{self, HitBuffers, HitCounter},
     prelude::*,
     str::CStr,
     str::CString,
@@ -43,20 +43,19 @@ use kernel::{
     trace_event::{
         self,
         dyn_event::{self, Args as DynArgs, Entry, Type},
-        lock_events, EventFile, EventLock, Field, Fields, Targets, TraceSeq,
+        lock_events, EventLock, Targets,
     },
     tracefs::SeqFile,
     ThisModule,
 };
 
-use crate::kernel_env::{self, cstring, cstring_fmt, HitMachine, KernelEnv, KernelSymbols, Raw};
+use crate::kernel_env::{self, cstring, cstring_fmt, KernelEnv, Raw};
 use crate::probe::{
-    arg::{Arg, EntryArgs, EntryList},
-    command::{self, ArgList, Env, Place as SpecPlace, Probe, Tokens},
+    command::{self, ArgList, Env, Place as SpecPlace, Tokens},
     error::{caret_position, errno, Code, ParseError},
-    fetch, format, output,
+    format,
     removal::{check_append, Removal},
-    text::{Bytes, Escaped, Text},
+    text::{Bytes, Escaped},
 };
 
 /// What a probe's handler needs.

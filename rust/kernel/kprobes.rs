@@ -404,11 +404,104 @@ impl<T: Handler> PinnedDrop for Registration<T> {
 pub fn unregister_all<'a, T: Handler + 'a>(
     probes: impl Iterator<Item = &'a Registration<T>> + Clone,
 ) {
-    let Ok(mut kps) = KVec::with_capacity(probes.clone().count(), GFP_KERNEL) else {
+    unregister_batch(probes)
+}
+
+/// [`unregister_all`] for return probes (`unregister_kretprobes()`).
+pub fn unregister_all_ret<'a, T: RetHandler + 'a>(
+    probes: impl Iterator<Item = &'a RetRegistration<T>> + Clone,
+) {
+    unregister_batch(probes)
+}
+
+/// What [`unregister_batch`] needs of a kprobe or kretprobe registration.
+///
+/// # Safety
+///
+/// `raw` is the registration's C struct, pinned in it; `unregister_one`
+/// and `unregister_many` are the kprobe core's unregistration functions for
+/// that struct.
+unsafe trait Batch {
+    /// `struct kprobe` or `struct kretprobe`.
+    type Raw;
+
+    /// As [`Registration::take_registered`].
+    fn take_registered(&self) -> bool;
+
+    /// The registration's C struct.
+    fn raw(&self) -> *mut Self::Raw;
+
+    /// `unregister_kprobe()`/`unregister_kretprobe()`.
+    ///
+    /// # Safety
+    ///
+    /// `p` is registered.
+    unsafe fn unregister_one(p: *mut Self::Raw);
+
+    /// `unregister_kprobes()`/`unregister_kretprobes()`.
+    ///
+    /// # Safety
+    ///
+    /// `ps` holds `n` registered pointers.
+    unsafe fn unregister_many(ps: *mut *mut Self::Raw, n: core::ffi::c_int);
+}
+
+// SAFETY: `kp` is pinned in the registration; the functions are the
+// kprobe core's for a `struct kprobe`.
+unsafe impl<T: Handler> Batch for Registration<T> {
+    type Raw = bindings::kprobe;
+
+    fn take_registered(&self) -> bool {
+        Registration::take_registered(self)
+    }
+
+    fn raw(&self) -> *mut bindings::kprobe {
+        self.kp.get()
+    }
+
+    unsafe fn unregister_one(p: *mut bindings::kprobe) {
+        // SAFETY: by the caller.
+        unsafe { bindings::unregister_kprobe(p) }
+    }
+
+    unsafe fn unregister_many(ps: *mut *mut bindings::kprobe, n: core::ffi::c_int) {
+        // SAFETY: by the caller.
+        unsafe { bindings::unregister_kprobes(ps, n) }
+    }
+}
+
+// SAFETY: `rp` is pinned in the registration; the functions are the
+// kprobe core's for a `struct kretprobe`.
+unsafe impl<T: RetHandler> Batch for RetRegistration<T> {
+    type Raw = bindings::kretprobe;
+
+    fn take_registered(&self) -> bool {
+        RetRegistration::take_registered(self)
+    }
+
+    fn raw(&self) -> *mut bindings::kretprobe {
+        self.rp.get()
+    }
+
+    unsafe fn unregister_one(p: *mut bindings::kretprobe) {
+        // SAFETY: by the caller.
+        unsafe { bindings::unregister_kretprobe(p) }
+    }
+
+    unsafe fn unregister_many(ps: *mut *mut bindings::kretprobe, n: core::ffi::c_int) {
+        // SAFETY: by the caller.
+        unsafe { bindings::unregister_kretprobes(ps, n) }
+    }
+}
+
+/// The body of [`unregister_all`] and [`unregister_all_ret`]: one grace
+/// period for the batch, or (without memory for the batch) one a probe.
+fn unregister_batch<'a, R: Batch + 'a>(probes: impl Iterator<Item = &'a R> + Clone) {
+    let Ok(mut raws) = KVec::with_capacity(probes.clone().count(), GFP_KERNEL) else {
         for p in probes {
             if p.take_registered() {
                 // SAFETY: registered until now (the flag was clear).
-                unsafe { bindings::unregister_kprobe(p.kp.get()) };
+                unsafe { R::unregister_one(p.raw()) };
             }
         }
         return;
@@ -416,42 +509,16 @@ pub fn unregister_all<'a, T: Handler + 'a>(
     for p in probes {
         if p.take_registered() {
             // Within the capacity reserved above: does not allocate.
-            let _ = kps.push(p.kp.get(), GFP_KERNEL);
+            let _ = raws.push(p.raw(), GFP_KERNEL);
         }
     }
-    if kps.is_empty() {
+    if raws.is_empty() {
         return;
     }
-    // SAFETY: each pointer is a kprobe registered until now (its flag was
-    // clear), pinned in a registration borrowed for the call; `kps.len()`
+    // SAFETY: each pointer is a probe registered until now (its flag was
+    // clear), pinned in a registration borrowed for the call; `raws.len()`
     // of them. When the call returns, the kprobe core keeps none.
-    unsafe { bindings::unregister_kprobes(kps.as_mut_ptr(), kps.len() as core::ffi::c_int) };
-}
-
-/// [`unregister_all`] for return probes (`unregister_kretprobes()`).
-pub fn unregister_all_ret<'a, T: RetHandler + 'a>(
-    probes: impl Iterator<Item = &'a RetRegistration<T>> + Clone,
-) {
-    let Ok(mut rps) = KVec::with_capacity(probes.clone().count(), GFP_KERNEL) else {
-        for p in probes {
-            if p.take_registered() {
-                // SAFETY: registered until now (the flag was clear).
-                unsafe { bindings::unregister_kretprobe(p.rp.get()) };
-            }
-        }
-        return;
-    };
-    for p in probes {
-        if p.take_registered() {
-            // Within the capacity reserved above.
-            let _ = rps.push(p.rp.get(), GFP_KERNEL);
-        }
-    }
-    if rps.is_empty() {
-        return;
-    }
-    // SAFETY: as in `unregister_all`, for kretprobes.
-    unsafe { bindings::unregister_kretprobes(rps.as_mut_ptr(), rps.len() as core::ffi::c_int) };
+    unsafe { R::unregister_many(raws.as_mut_ptr(), raws.len() as core::ffi::c_int) };
 }
 
 /// The `pre_handler` of every [`Registration<T>`].

@@ -5,7 +5,17 @@
 //! fields, text and print format, and arming its probes while an instance
 //! or perf uses it ([`Event`], the tracing core's `reg` callbacks).
 
-use super::*;
+use kernel::{
+    prelude::*,
+    str::CString,
+    sync::{Arc, Mutex},
+    trace_event::{self, EventFile, Field, Fields, Targets, TraceSeq},
+    ThisModule,
+};
+
+use super::registration::Kp;
+use crate::kernel_env::{KernelSymbols, Raw};
+use crate::probe::{arg::Arg, command, format, output};
 
 /// What an event's callbacks and its probes' handlers share.
 #[pin_data]

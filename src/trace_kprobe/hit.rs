@@ -6,7 +6,17 @@
 //! `kprobe_perf_func()`). Runs in the kprobe handler: allocates nothing,
 //! takes no sleeping lock.
 
-use super::*;
+use core::sync::atomic::Ordering;
+
+use kernel::{
+    kprobes::{self, PtRegs},
+    sync::Arc,
+    trace_event::dyn_event::Entry,
+};
+
+use super::{event::EventShared, ProbeShared};
+use crate::kernel_env::HitMachine;
+use crate::probe::{arg::EntryList, command::ArgList, fetch, format};
 
 impl ProbeShared {
     /// Runs the programs and writes a record into each enabled instance,

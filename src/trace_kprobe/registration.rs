@@ -4,7 +4,22 @@
 //! C's checks first (notrace functions, lockdown), then the registration,
 //! shared with the event's list of probes to arm ([`Kp`]).
 
-use super::*;
+use core::sync::atomic::Ordering;
+
+use kernel::{
+    kallsyms,
+    kprobes::{self, Place},
+    prelude::*,
+    sync::Arc,
+};
+
+use super::hit::{Hit, RetHit, Shared};
+use crate::kernel_env::{self, cstring};
+use crate::probe::{
+    arg::EntryList,
+    command::{Place as SpecPlace, Probe},
+    text::{Escaped, Text},
+};
 
 /// A probe's registration (shared with its event's list of probes to arm).
 #[derive(Clone)]

@@ -4,7 +4,13 @@
 //! ([`StoredProbe`]): what varies in size out of line, the arguments
 //! shared with the event's record layout.
 
-use super::*;
+use kernel::{prelude::*, sync::Arc};
+
+use crate::probe::{
+    arg::{Arg, EntryArgs, EntryList},
+    command::{ArgList, Probe},
+    text::Text,
+};
 
 /// A probe's arguments, in kernel memory.
 pub(crate) struct Args(pub(super) KVec<Arg>);
