@@ -80,6 +80,25 @@ unsafe extern "C" fn count_one(data: *mut c_void, _addr: usize) -> core::ffi::c_
     0
 }
 
+/// Whether the C string at `p` is `s`, compared as `strcmp()` does: up to
+/// the first difference, without measuring `p` first (lists of events and
+/// symbols are long: `CStr::from_char_ptr()`'s `strlen()` of each entry was
+/// half the time of defining a probe).
+///
+/// # Safety
+///
+/// `p` points to a NUL-terminated string.
+pub(crate) unsafe fn c_str_is(p: *const u8, s: &CStr) -> bool {
+    for (i, &b) in s.as_bytes_with_nul().iter().enumerate() {
+        // SAFETY: the bytes of `p` before `i` matched non-NUL bytes of `s`,
+        // so `p`'s NUL is at `i` or after.
+        if unsafe { *p.add(i) } != b {
+            return false;
+        }
+    }
+    true
+}
+
 struct ModCount<'a> {
     name: &'a CStr,
     count: usize,
@@ -99,7 +118,7 @@ unsafe extern "C" fn count_mod(
     // SAFETY: `data` is the `ModCount` passed below; `name` is a symbol name.
     unsafe {
         let c = &mut *data.cast::<ModCount<'_>>();
-        if CStr::from_char_ptr(name).as_bytes() == c.name.as_bytes() {
+        if c_str_is(name, c.name) {
             c.count += 1;
         }
     }

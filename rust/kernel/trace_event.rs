@@ -1310,7 +1310,6 @@ fn event_exists(system: &CStr, name: &CStr) -> bool {
             let call = crate::container_of!(pos, bindings::trace_event_call, list);
             let class = (*call).class;
             if !class.is_null() && !(*class).system.is_null() {
-                let sys = CStr::from_char_ptr((*class).system);
                 let n = if (*call).flags as u32 & bindings::TRACE_EVENT_FL_TRACEPOINT != 0 {
                     let tp = (*call).__bindgen_anon_1.tp;
                     if tp.is_null() {
@@ -1322,8 +1321,8 @@ fn event_exists(system: &CStr, name: &CStr) -> bool {
                     (*call).__bindgen_anon_1.name
                 };
                 if !n.is_null()
-                    && sys.as_bytes() == system.as_bytes()
-                    && CStr::from_char_ptr(n).as_bytes() == name.as_bytes()
+                    && crate::kallsyms::c_str_is(n, name)
+                    && crate::kallsyms::c_str_is((*class).system, system)
                 {
                     return true;
                 }
