@@ -43,7 +43,7 @@ use kernel::{
     trace_event::{
         self,
         dyn_event::{self, Args as DynArgs, Entry, Type},
-        lock_events, EventLock, Targets,
+        lock_events, EventLock,
     },
     tracefs::SeqFile,
     ThisModule,
@@ -474,21 +474,24 @@ impl Probes {
             field_strings.push((ty, cstring(f.name)?), GFP_KERNEL)?;
         }
         let layout = spec.args.0.clone();
-        let targets = Targets::new()?;
-        let event_targets = targets.clone();
-        let shared = Arc::pin_init(
-            pin_init!(EventShared {
-                name: spec.event,
-                group: spec.group,
-                is_return: spec.is_return,
-                layout,
-                field_strings,
-                targets: event_targets,
-                arm <- kernel::new_mutex!(KVec::new()),
-                module: self.module,
-            }),
-            GFP_KERNEL,
-        )?;
+        let module = self.module;
+        let (event, group, is_return) = (spec.event, spec.group, spec.is_return);
+        // The registration makes the event's targets and hands them over.
+        let data = move |targets| {
+            Ok(Event(Arc::pin_init(
+                pin_init!(EventShared {
+                    name: event,
+                    group,
+                    is_return,
+                    layout,
+                    field_strings,
+                    targets,
+                    arm <- kernel::new_mutex!(KVec::new()),
+                    module,
+                }),
+                GFP_KERNEL,
+            )?))
+        };
         let system = cstring(spec.group.as_bytes())?;
         let name = cstring(spec.event.as_bytes())?;
         let print_fmt = cstring_fmt(format_args!(
@@ -497,15 +500,7 @@ impl Probes {
         ))?;
         state.events.reserve(1, GFP_KERNEL)?;
         let reg = KBox::pin_init(
-            trace_event::Registration::new(
-                lock,
-                system,
-                name,
-                print_fmt,
-                self.module,
-                targets,
-                Event(shared.clone()),
-            ),
+            trace_event::Registration::new(lock, system, name, print_fmt, self.module, data),
             GFP_KERNEL,
         )
         .map_err(|e| {
@@ -515,6 +510,7 @@ impl Probes {
                 Fail::Kernel(e)
             }
         })?;
+        let shared = reg.data().0.clone();
         // Cannot fail: reserved above.
         let _ = state.events.push(
             TraceEvent {

@@ -377,10 +377,11 @@ pub fn module_put(module: &'static ThisModule) {
 pub const MAX_INSTANCES: usize = 16;
 
 /// Where an event's hits go: the trace instances it is enabled in and, while
-/// perf has it open, perf. Given to the event's [`Registration`], whose
-/// `reg` callback adds and removes the entries itself when the tracing core
-/// enables or disables the event ([`Event::register`] and the others are
-/// told); probe handlers read it.
+/// perf has it open, perf. Made by the event's [`Registration`], which
+/// hands them to its data's constructor; its `reg` callback adds and
+/// removes the entries itself when the tracing core enables or disables
+/// the event ([`Event::register`] and the others are told); probe handlers
+/// read them.
 ///
 /// # Examples
 ///
@@ -390,6 +391,7 @@ pub const MAX_INSTANCES: usize = 16;
 /// use core::sync::atomic::{AtomicUsize, Ordering};
 /// use kernel::{c_str, str::CString, sync::Arc};
 /// use kernel::trace_event::{lock_events, set_enabled, Event, EventFile, Fields, Registration, Targets, TraceSeq};
+/// // (`Targets` for the data's field: only a registration makes them.)
 ///
 /// struct Ev {
 ///     targets: Arc<Targets>,
@@ -420,8 +422,6 @@ pub const MAX_INSTANCES: usize = 16;
 ///
 /// // SAFETY: a null module is built-in code, which is never unloaded.
 /// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
-/// let targets = Targets::new()?;
-/// let ev = Ev { targets: targets.clone(), registered: AtomicUsize::new(0) };
 /// let mut reg = KBox::pin_init(
 ///     Registration::new(
 ///         &lock_events(),
@@ -429,11 +429,11 @@ pub const MAX_INSTANCES: usize = 16;
 ///         CString::try_from_fmt(kernel::fmt!("ev"))?,
 ///         CString::try_from_fmt(kernel::fmt!("\"\""))?,
 ///         &BUILTIN,
-///         targets.clone(),
-///         ev,
+///         |targets| Ok(Ev { targets, registered: AtomicUsize::new(0) }),
 ///     ),
 ///     GFP_KERNEL,
 /// )?;
+/// let targets = reg.data().targets.clone();
 /// assert!(!targets.in_use());
 /// let (sys, name) = (c_str!("rkpe_doctest2"), c_str!("ev"));
 /// // Enable it in the top instance, as `echo 1 > events/rkpe_doctest2/ev/enable`.
@@ -468,12 +468,13 @@ pub struct Targets {
 }
 
 impl Targets {
-    /// No instance, no perf.
+    /// No instance, no perf. Only [`Registration::new`] makes them, one set
+    /// for its event: two events never share one.
     ///
     /// # Errors
     ///
     /// `ENOMEM`.
-    pub fn new() -> Result<Arc<Self>> {
+    fn new() -> Result<Arc<Self>> {
         Ok(Arc::new(
             Targets {
                 files: FileSet::new(),
@@ -936,8 +937,7 @@ impl PerfSlot {
 ///             CString::try_from_fmt(kernel::fmt!("{name}"))?,
 ///             CString::try_from_fmt(kernel::fmt!("\"\""))?,
 ///             &BUILTIN,
-///             Targets::new()?,
-///             Ev,
+///             |_| Ok(Ev),
 ///         ),
 ///         GFP_KERNEL,
 ///     )
@@ -1033,21 +1033,22 @@ const _: () = assert!(ENTRY_SIZE == 8);
 
 impl<T: Event> Registration<T> {
     /// Creates `events/<system>/<name>/`, owned by `module`, with
-    /// `event_mutex` held (as `trace_add_event_call()` wants it). While the
-    /// event is enabled somewhere or open by perf, `targets` says where.
+    /// `event_mutex` held (as `trace_add_event_call()` wants it). `data`
+    /// makes the event's data from the event's [`Targets`] (which say,
+    /// while the event is enabled somewhere or open by perf, where): made
+    /// here, for this event alone.
     ///
     /// # Errors
     ///
     /// `EEXIST` if any event (static or dynamic) has that name, `ENODEV` if
-    /// no event type id is left, `ENOMEM`.
+    /// no event type id is left, `ENOMEM`, or what `data` returns.
     pub fn new<'a>(
         lock: &'a EventLock,
         system: CString,
         name: CString,
         print_fmt: CString,
         module: &'static ThisModule,
-        targets: Arc<Targets>,
-        data: T,
+        data: impl FnOnce(Arc<Targets>) -> Result<T> + 'a,
     ) -> impl PinInit<Self, Error> + 'a
     where
         T: 'a,
@@ -1057,6 +1058,8 @@ impl<T: Event> Registration<T> {
         // registered (dropping what it wrote).
         unsafe {
             init::pin_init_from_closure(move |slot: *mut Self| {
+                let targets = Targets::new()?;
+                let data = data(targets.clone())?;
                 ptr::addr_of_mut!((*slot).data).write(data);
                 ptr::addr_of_mut!((*slot).targets).write(targets);
                 ptr::addr_of_mut!((*slot).system).write(system);
