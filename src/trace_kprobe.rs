@@ -38,7 +38,6 @@ use kernel::{
     kprobes::{self, HitBuffers, HitCounter},
     prelude::*,
     str::CStr,
-    str::CString,
     sync::{Arc, Mutex},
     trace_event::{
         self,
@@ -55,7 +54,7 @@ use crate::probe::{
     error::{caret_position, errno, Code, ParseError},
     format,
     removal::{check_append, Removal},
-    text::{Bytes, Escaped},
+    text::{Bytes, Escaped, Text},
 };
 
 /// What a probe's handler needs.
@@ -377,6 +376,7 @@ impl Probes {
                 Args::share,
                 |s| StoredSymbol::new(s.as_bytes()),
                 |e| StoredEntry::new(&e),
+                |n| StoredSymbol::new(n.as_bytes()),
             )
             .map_err(Fail::Kernel)?;
 
@@ -464,18 +464,39 @@ impl Probes {
         state: &mut State,
         spec: &StoredProbe,
     ) -> Result<Arc<EventShared>, Fail> {
-        let mut field_strings = KVec::new();
+        // "type\0name\0" for each field, in one allocation of exactly
+        // their length (was two `CString`s a field and a vector of them).
+        let mut all = KVec::new();
         for f in format::fields(spec.is_return, spec.args.as_slice()) {
-            let ty = if f.count != 0 {
-                CString::try_from_fmt(kernel::fmt!("{}[{}]", f.ty, f.count))?
-            } else {
-                CString::try_from_fmt(kernel::fmt!("{}", f.ty))?
-            };
-            field_strings.push((ty, cstring(f.name)?), GFP_KERNEL)?;
+            all.extend_from_slice(f.ty.as_bytes(), GFP_KERNEL)?;
+            if f.count != 0 {
+                let mut digits = [0u8; 10];
+                let mut n = f.count;
+                let mut i = digits.len();
+                loop {
+                    i -= 1;
+                    digits[i] = b'0' + (n % 10) as u8;
+                    n /= 10;
+                    if n == 0 {
+                        break;
+                    }
+                }
+                all.push(b'[', GFP_KERNEL)?;
+                all.extend_from_slice(&digits[i..], GFP_KERNEL)?;
+                all.push(b']', GFP_KERNEL)?;
+            }
+            all.push(0, GFP_KERNEL)?;
+            all.extend_from_slice(f.name, GFP_KERNEL)?;
+            all.push(0, GFP_KERNEL)?;
         }
+        let mut field_strings = KVec::with_capacity(all.len(), GFP_KERNEL)?;
+        field_strings.extend_from_slice(&all, GFP_KERNEL)?;
         let layout = spec.args.0.clone();
         let module = self.module;
-        let (event, group, is_return) = (spec.event, spec.group, spec.is_return);
+        let name_of =
+            |n: &StoredSymbol| command::Name::from_bytes(n.as_bytes()).unwrap_or_default();
+        let (event, group, is_return) =
+            (name_of(&spec.event), name_of(&spec.group), spec.is_return);
         // The registration makes the event's targets and hands them over.
         let data = move |targets| {
             Ok(Event(Arc::pin_init(

@@ -203,17 +203,18 @@ pub enum Place {
 }
 
 /// A parsed probe definition, not yet registered. `A` keeps the arguments,
-/// `S` the symbol, `E` the entry arguments of a return probe (inline as
-/// parsed; a stored probe may keep them out of line, see [`Probe::map`]).
-pub struct Probe<A, S = Symbol, E = EntryArgs> {
+/// `S` the symbol, `E` the entry arguments of a return probe, `N` the group
+/// and event names (inline as parsed; a stored probe may keep them out of
+/// line, see [`Probe::map`]).
+pub struct Probe<A, S = Symbol, E = EntryArgs, N = Name> {
     /// A return probe (`r`, or `%return`).
     pub is_return: bool,
     /// `rN`: instances to preallocate, 0 for the default.
     pub maxactive: u32,
     /// Group.
-    pub group: Name,
+    pub group: N,
     /// Event.
-    pub event: Name,
+    pub event: N,
     /// The symbol (empty for an address probe).
     pub symbol: S,
     /// The place.
@@ -237,29 +238,30 @@ pub fn split_module(symbol: &[u8]) -> (Option<&[u8]>, &[u8]) {
     }
 }
 
-impl<A, S: Text, E> Probe<A, S, E> {
+impl<A, S: Text, E, N> Probe<A, S, E, N> {
     /// `MOD` of a probe on `MOD:SYM`.
     pub fn module(&self) -> Option<&[u8]> {
         split_module(self.symbol.as_bytes()).0
     }
 
-    /// The same probe with its arguments, symbol and entry arguments kept
-    /// another way.
+    /// The same probe with its arguments, symbol, entry arguments and
+    /// names kept another way.
     ///
     /// # Errors
     ///
-    /// What `args`, `symbol` or `entry` answer (e.g. no memory).
-    pub fn map<B, T, F, X>(
+    /// What `args`, `symbol`, `entry` or `name` answer (e.g. no memory).
+    pub fn map<B, T, F, M, X>(
         self,
         args: impl FnOnce(A) -> Result<B, X>,
         symbol: impl FnOnce(S) -> Result<T, X>,
         entry: impl FnOnce(E) -> Result<F, X>,
-    ) -> Result<Probe<B, T, F>, X> {
+        name: impl Fn(N) -> Result<M, X>,
+    ) -> Result<Probe<B, T, F, M>, X> {
         Ok(Probe {
             is_return: self.is_return,
             maxactive: self.maxactive,
-            group: self.group,
-            event: self.event,
+            group: name(self.group)?,
+            event: name(self.event)?,
             symbol: symbol(self.symbol)?,
             place: self.place,
             flags: self.flags,

@@ -184,9 +184,9 @@ pub fn print_fmt(w: &mut dyn Write, is_return: bool, args: &[Arg]) -> fmt::Resul
 /// `hashed` is what `%p` prints for an address probe's address; `maxactive`
 /// what the kretprobe has (`register_kretprobe()` fills in a default, which
 /// C shows).
-pub fn readback<A: super::command::ArgList, S: super::text::Text, E>(
+pub fn readback<A: super::command::ArgList, S: super::text::Text, E, N: super::text::Text>(
     w: &mut dyn Write,
-    p: &Probe<A, S, E>,
+    p: &Probe<A, S, E, N>,
     hashed: u64,
     maxactive: u32,
 ) -> fmt::Result {

@@ -59,11 +59,11 @@ impl<'a> Removal<'a> {
     /// group unless one was given), and if the command goes on, the same
     /// place and the same leading `NAME=ARG`s. `hashed` is what `%p` prints
     /// for an address probe's address.
-    pub fn matches<A: ArgList, S: Text, E>(
+    pub fn matches<A: ArgList, S: Text, E, N: Text>(
         &self,
         line: &[u8],
         tokens: &Tokens,
-        p: &Probe<A, S, E>,
+        p: &Probe<A, S, E, N>,
         hashed: u64,
     ) -> bool {
         self.matches_words(tokens.iter(line).skip(1), p, hashed)
@@ -71,10 +71,10 @@ impl<'a> Removal<'a> {
 
     /// As [`Removal::matches`], given the words after the command's first
     /// (`argv + 1` of `dyn_event_release()`).
-    pub fn matches_words<'w, A: ArgList, S: Text, E>(
+    pub fn matches_words<'w, A: ArgList, S: Text, E, N: Text>(
         &self,
         mut words: impl Iterator<Item = &'w [u8]>,
-        p: &Probe<A, S, E>,
+        p: &Probe<A, S, E, N>,
         hashed: u64,
     ) -> bool {
         if !self.event.is_empty() && self.event != p.event.as_bytes() {
@@ -139,7 +139,7 @@ pub fn compare_arg_type(a: &[Arg], b: &[Arg]) -> usize {
 }
 
 /// The probe's symbol as `trace_kprobe_symbol()` names it, and its offset.
-fn place_key<A, S: Text, E>(p: &Probe<A, S, E>) -> (&[u8], u32) {
+fn place_key<A, S: Text, E, N>(p: &Probe<A, S, E, N>) -> (&[u8], u32) {
     match p.place {
         Place::Symbol { offset } => (p.symbol.as_bytes(), offset),
         Place::Addr(_) => (b"unknown", 0),
@@ -149,9 +149,9 @@ fn place_key<A, S: Text, E>(p: &Probe<A, S, E>) -> (&[u8], u32) {
 /// Whether `new` may join the event whose probes are `siblings` (the
 /// first is the one C compares the argument layout with). Errors are
 /// logged as C logs them, with `EEXIST`.
-pub fn check_append<'s, A: ArgList, S: Text, E, B: ArgList + 's, T: Text + 's, F: 's>(
-    new: &Probe<A, S, E>,
-    mut siblings: impl Iterator<Item = &'s Probe<B, T, F>> + Clone,
+pub fn check_append<'s, A: ArgList, S: Text, E, N, B: ArgList + 's, T: Text + 's, F: 's, M: 's>(
+    new: &Probe<A, S, E, N>,
+    mut siblings: impl Iterator<Item = &'s Probe<B, T, F, M>> + Clone,
 ) -> Result<(), ParseError> {
     let Some(first) = siblings.clone().next() else {
         return Ok(());

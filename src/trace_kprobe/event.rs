@@ -7,7 +7,7 @@
 
 use kernel::{
     prelude::*,
-    str::CString,
+    str::CStr,
     sync::{Arc, Mutex},
     trace_event::{self, EventFile, Field, Fields, Targets, TraceSeq},
     ThisModule,
@@ -27,8 +27,10 @@ pub(crate) struct EventShared {
     /// The record layout (the first probe's arguments, shared with it:
     /// every probe of the event has the same names, types and sizes).
     pub(super) layout: Arc<KVec<Arg>>,
-    /// `(type, name)` of each field after the common ones, as C strings.
-    pub(super) field_strings: KVec<(CString, CString)>,
+    /// The type and name of each field after the common ones, as C
+    /// strings one after the other in one allocation (the tracing core
+    /// keeps pointers to them while the event exists).
+    pub(super) field_strings: KVec<u8>,
     /// The instances the event is enabled in, and perf and BPF while perf
     /// has it open: kept by the event's registration.
     pub(super) targets: Arc<Targets>,
@@ -119,7 +121,15 @@ impl Event {
 impl trace_event::Event for Event {
     fn define_fields<'a>(&'a self, fields: &mut Fields<'a>) -> Result {
         let e = &*self.0;
-        for (f, (ty, name)) in format::fields(e.is_return, &e.layout).zip(e.field_strings.iter()) {
+        // "type\0name\0" for each field, in order.
+        let mut strings = e
+            .field_strings
+            .split_inclusive(|&b| b == 0)
+            .filter_map(|s| CStr::from_bytes_with_nul(s).ok());
+        for f in format::fields(e.is_return, &e.layout) {
+            let (Some(ty), Some(name)) = (strings.next(), strings.next()) else {
+                return Err(EINVAL);
+            };
             fields.define(&Field {
                 ty,
                 name,

@@ -62,7 +62,7 @@ impl Kp {
 
 /// `trace_kprobe_module_exist()` (trace_kprobe.c:115-132): false for an
 /// address probe and for `MOD:SYM` while `MOD` is not loaded.
-pub(super) fn module_exists<A, S: Text, E>(spec: &Probe<A, S, E>) -> bool {
+pub(super) fn module_exists<A, S: Text, E, N>(spec: &Probe<A, S, E, N>) -> bool {
     if let SpecPlace::Addr(_) = spec.place {
         return false;
     }

@@ -51,8 +51,8 @@ impl ArgList for StoredArgs {
     }
 }
 
-/// A stored probe's symbol, out of line: inline, a symbol takes
-/// `MAX_SYMBOL_LEN` (600) bytes whatever its length.
+/// A stored probe's symbol (or group or event name), out of line: inline,
+/// a symbol takes `MAX_SYMBOL_LEN` (600) bytes whatever its length.
 pub(crate) struct StoredSymbol(KVec<u8>);
 
 impl StoredSymbol {
@@ -83,9 +83,10 @@ impl EntryList for StoredEntry {
     }
 }
 
-/// A probe as the registry keeps it: what varies in size out of line, so
-/// that the probe fits a 512-byte allocation.
-pub(crate) type StoredProbe = Probe<StoredArgs, StoredSymbol, StoredEntry>;
+/// A probe as the registry keeps it: what varies in size out of line (the
+/// group and event names too: inline they take 66 bytes each), so that the
+/// probe with its `dynamic_events` entry fits a 256-byte allocation.
+pub(crate) type StoredProbe = Probe<StoredArgs, StoredSymbol, StoredEntry, StoredSymbol>;
 
 impl ArgList for Args {
     fn push(&mut self, arg: Arg) -> Result<(), ()> {
