@@ -170,18 +170,22 @@ impl<'a> HitMachine<'a> {
 }
 
 impl fetch::Machine for HitMachine<'_> {
+    #[inline]
     fn reg(&self, offset: u32) -> u64 {
         self.regs.register(offset)
     }
     fn stack_nth(&self, n: u32) -> u64 {
         self.regs.stack_nth(n) as u64
     }
+    #[inline]
     fn stack_pointer(&self) -> u64 {
         self.regs.sp() as u64
     }
+    #[inline]
     fn retval(&self) -> u64 {
         self.regs.return_value() as u64
     }
+    #[inline]
     fn task_size(&self) -> u64 {
         match self.task_size.get() {
             0 => {
@@ -192,9 +196,11 @@ impl fetch::Machine for HitMachine<'_> {
             t => t,
         }
     }
+    #[inline]
     fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), fetch::Fault> {
         kallsyms::read_kernel(addr as usize, dst).map_err(|_| fetch::Fault)
     }
+    #[inline]
     fn read_user(&self, addr: u64, dst: &mut [u8]) -> Result<(), fetch::Fault> {
         kallsyms::read_user(addr as usize, dst).map_err(|_| fetch::Fault)
     }

@@ -295,9 +295,11 @@ pub fn shortcut(code: &[Insn], size: usize) -> Option<Shortcut> {
     })
 }
 
-/// Runs a program with a [`Shortcut`]: false (nothing done) without one;
-/// otherwise the field (`size` bytes at `at`) is written whole, zeros on a
-/// fault, as the general stages would.
+/// Runs the commonest programs without the general interpreter: a value
+/// stored as is or the memory it points to here, the other shapes a
+/// [`Shortcut`] allows out of line. False (nothing done) for any other
+/// program; otherwise the field (`size` bytes at `at`) is written whole,
+/// zeros on a fault, as the general stages would.
 #[inline(always)]
 fn simple<M: Machine + ?Sized>(
     a: &Arg,
@@ -437,6 +439,7 @@ fn mem_word<M: Machine + ?Sized>(m: &M, c: &Insn, val: u64) -> [u8; 8] {
 }
 
 /// Reads a word (stage 2) with `probe_mem_read[_user]()` routing.
+#[inline]
 fn read_word<M: Machine + ?Sized>(m: &M, space: Space, addr: u64) -> Result<u64, Fault> {
     let mut w = [0u8; 8];
     read(m, space, addr, &mut w)?;
