@@ -494,6 +494,19 @@ unsafe impl<T: RetHandler> Batch for RetRegistration<T> {
     }
 }
 
+/// Waits until the kprobe optimizer has done the (un)optimizations queued
+/// so far (`wait_for_kprobe_optimizer()`). Not generic and not inlined: it
+/// runs in vmlinux, where that function is (it is not exported to modules).
+/// Sleeps.
+#[inline(never)]
+pub fn wait_for_optimizer() {
+    #[cfg(CONFIG_OPTPROBES)]
+    // SAFETY: no preconditions; the caller may sleep.
+    unsafe {
+        bindings::wait_for_kprobe_optimizer()
+    };
+}
+
 /// The body of [`unregister_all`] and [`unregister_all_ret`]: one grace
 /// period for the batch, or (without memory for the batch) one a probe.
 fn unregister_batch<'a, R: Batch + 'a>(probes: impl Iterator<Item = &'a R> + Clone) {
@@ -504,11 +517,7 @@ fn unregister_batch<'a, R: Batch + 'a>(probes: impl Iterator<Item = &'a R> + Clo
     // one-probe-a-grace-period removal does. Seen once under the debug
     // kernel (multiple_kprobes.tc: enable, disable, truncate 256
     // optprobes): an int3 at a probed address that no kprobe claimed.
-    #[cfg(CONFIG_OPTPROBES)]
-    // SAFETY: no preconditions; sleeps, as the callers may.
-    unsafe {
-        bindings::wait_for_kprobe_optimizer()
-    };
+    wait_for_optimizer();
     let Ok(mut raws) = KVec::with_capacity(probes.clone().count(), GFP_KERNEL) else {
         for p in probes {
             if p.take_registered() {
