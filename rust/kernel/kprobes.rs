@@ -510,6 +510,12 @@ pub fn wait_for_optimizer() {
 /// The body of [`unregister_all`] and [`unregister_all_ret`]: one grace
 /// period for the batch, or (without memory for the batch) one a probe.
 fn unregister_batch<'a, R: Batch + 'a>(probes: impl Iterator<Item = &'a R> + Clone) {
+    let count = probes.clone().count();
+    if count == 0 {
+        // (Every `kprobe_events` write ends here, most with nothing to
+        // remove: no wait for them.)
+        return;
+    }
     // Let the kprobe optimizer finish the (un)optimizations that enabling
     // or disabling queued (it runs `OPTIMIZE_DELAY` after them) before the
     // batch goes: a probe removed while under delayed unoptimizing is the
@@ -518,7 +524,7 @@ fn unregister_batch<'a, R: Batch + 'a>(probes: impl Iterator<Item = &'a R> + Clo
     // kernel (multiple_kprobes.tc: enable, disable, truncate 256
     // optprobes): an int3 at a probed address that no kprobe claimed.
     wait_for_optimizer();
-    let Ok(mut raws) = KVec::with_capacity(probes.clone().count(), GFP_KERNEL) else {
+    let Ok(mut raws) = KVec::with_capacity(count, GFP_KERNEL) else {
         for p in probes {
             if p.take_registered() {
                 // SAFETY: registered until now (the flag was clear).
