@@ -85,7 +85,7 @@ impl ArgList for Vec<Arg> {
 }
 
 /// Parses `line` against [`FakeEnv`].
-pub fn parse(line: &str) -> Result<Option<Probe<Vec<Arg>>>, ParseError> {
+pub fn parse(line: &str) -> Result<Option<Probe<Vec<Arg>, &[u8]>>, ParseError> {
     let mut tokens = Box::new(Tokens::new());
     match command::parse(line.as_bytes(), &mut tokens, &FakeEnv, Vec::new())? {
         None => Ok(None),

@@ -22,7 +22,7 @@ use core::fmt::Write;
 use super::arg::{self, Arg, Ctx, EntryArgs, Flags, MAX_TRACE_ARGS};
 use super::error::{errno, Code, ParseError};
 use super::num::{kstrtol, kstrtouint, kstrtoul};
-use super::text::{is_good_name, Str, Text};
+use super::text::{is_good_name, Prefix, Str, Text};
 
 /// Longest group or event name plus one (`MAX_EVENT_NAME_LEN`).
 pub const MAX_EVENT_NAME_LEN: usize = 64;
@@ -30,9 +30,6 @@ pub const MAX_EVENT_NAME_LEN: usize = 64;
 pub const KRETPROBE_MAXACTIVE_MAX: u32 = 4096;
 /// The default group (`KPROBE_EVENT_SYSTEM`).
 pub const DEFAULT_GROUP: &[u8] = b"kprobes";
-/// Longest symbol kept (`KSYM_NAME_LEN` plus a module name and `:`); a
-/// longer one cannot exist.
-pub const MAX_SYMBOL_LEN: usize = 600;
 /// Most whitespace-separated tokens of a line kept. A line with more is
 /// counted, and its head and place parsed as C does before it answers
 /// `E2BIG` for more than 128 arguments.
@@ -42,8 +39,6 @@ pub const MAX_DENTRY_ARGS_LEN: usize = 256;
 
 /// A group or event name.
 pub type Name = Str<MAX_EVENT_NAME_LEN>;
-/// A probed symbol, `[MOD:]SYM` without offset.
-pub type Symbol = Str<MAX_SYMBOL_LEN>;
 
 /// What a parse needs from the running kernel.
 pub trait Env {
@@ -85,6 +80,9 @@ pub struct Tokens {
     spans: [(u16, u16); MAX_TOKENS],
     extra: [u8; MAX_DENTRY_ARGS_LEN],
     extra_len: usize,
+    /// Where the last kept token ends in the line: the tokens not kept
+    /// follow.
+    rest: usize,
 }
 
 /// Marks a span of [`Tokens`] as rewritten.
@@ -100,6 +98,7 @@ impl Tokens {
             spans: [(0, 0); MAX_TOKENS],
             extra: [0; MAX_DENTRY_ARGS_LEN],
             extra_len: 0,
+            rest: 0,
         }
     }
 
@@ -110,6 +109,7 @@ impl Tokens {
         self.len = 0;
         self.total = 0;
         self.extra_len = 0;
+        self.rest = 0;
         if line.len() >= usize::from(REWRITTEN) {
             return Err(());
         }
@@ -127,6 +127,7 @@ impl Tokens {
             if let Some(slot) = self.spans.get_mut(self.len) {
                 *slot = (start as u16, i as u16);
                 self.len += 1;
+                self.rest = i;
             }
         }
         Ok(())
@@ -159,9 +160,25 @@ impl Tokens {
         }
     }
 
-    /// All tokens of `line`.
+    /// All tokens of `line`, those not kept too (split again from the
+    /// line): C joins all of `argv` for the `error_log` command and
+    /// matches all of them in a removal.
     pub fn iter<'a>(&'a self, line: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
-        (0..self.len).map(move |i| self.get(line, i))
+        let rest = line.get(self.rest..).unwrap_or(&[]);
+        (0..self.len)
+            .map(move |i| self.get(line, i))
+            .chain(rest.split(|&c| is_space(c)).filter(|t| !t.is_empty()))
+    }
+
+    /// Token `i` as it is in `line`, not as rewritten: the head and the
+    /// place, which are never rewritten, borrowed from the line itself.
+    fn original<'l>(&self, line: &'l [u8], i: usize) -> &'l [u8] {
+        match self.spans[..self.len].get(i) {
+            Some(&(s, e)) if e & REWRITTEN == 0 => {
+                line.get(usize::from(s)..usize::from(e)).unwrap_or(&[])
+            }
+            _ => &[],
+        }
     }
 
     /// Replaces token `i` with `text`, kept in the rewrite area.
@@ -206,7 +223,7 @@ pub enum Place {
 /// `S` the symbol, `E` the entry arguments of a return probe, `N` the group
 /// and event names (inline as parsed; a stored probe may keep them out of
 /// line, see [`Probe::map`]).
-pub struct Probe<A, S = Symbol, E = EntryArgs, N = Name> {
+pub struct Probe<A, S, E = EntryArgs, N = Name> {
     /// A return probe (`r`, or `%return`).
     pub is_return: bool,
     /// `rN`: instances to preallocate, 0 for the default.
@@ -279,13 +296,15 @@ const CANCELED: ParseError = ParseError::silent(errno::ECANCELED);
 
 /// Parses a probe definition: `None` for a blank line (nothing to do), else
 /// the probe to register. `tokens` receives the line's tokens (as C has
-/// them when it logs an error); `args` receives the arguments.
-pub fn parse<A: ArgList>(
-    line: &[u8],
+/// them when it logs an error); `args` receives the arguments. The symbol
+/// is borrowed from `line`: C keeps a place of any length (a `MOD:SYM` of a
+/// module not loaded is not looked up), so there is no bound to copy into.
+pub fn parse<'l, A: ArgList>(
+    line: &'l [u8],
     tokens: &mut Tokens,
     env: &dyn Env,
     args: A,
-) -> PResult<Option<Probe<A>>> {
+) -> PResult<Option<Probe<A, &'l [u8]>>> {
     tokens
         .split(line)
         .map_err(|()| ParseError::silent(errno::E2BIG))?;
@@ -323,8 +342,8 @@ pub fn parse<A: ArgList>(
         }
     }
 
-    let place_tok = tokens.get(line, 1);
-    let mut symbol = Symbol::new();
+    let place_tok = tokens.original(line, 1);
+    let mut symbol: &'l [u8] = &[];
     let mut flags = Flags::default();
     let place = match kstrtoul(place_tok, 0) {
         Ok(addr) => Place::Addr(addr),
@@ -349,7 +368,7 @@ pub fn parse<A: ArgList>(
                 sym = &sym[..p];
             }
             let offset = u32::try_from(offset).map_err(|_| bad_addr)?;
-            symbol = Symbol::from_bytes(sym).ok_or(bad_addr)?;
+            symbol = sym;
             match env.validate_symbol(sym) {
                 Ok(()) => {}
                 Err(errno::EADDRNOTAVAIL) => {
@@ -378,7 +397,7 @@ pub fn parse<A: ArgList>(
         parse_event_name(&head[at..], at, &mut group, &mut event)?;
     }
     if event.is_empty() {
-        auto_name(&mut event, is_return, &symbol, place, env);
+        auto_name(&mut event, is_return, symbol, place, env);
     }
 
     let nargs = tokens.total() - 2;
@@ -468,16 +487,17 @@ fn parse_event_name(
 /// The name of an event defined without one (trace_kprobe.c:991-1001):
 /// `p_SYM_OFFS` or `p_0xHASH`, cut to 63 bytes, then `sanitize_event_name()`
 /// turns `:`, `.` and `*` after the first byte into `_`.
-fn auto_name(event: &mut Name, is_return: bool, symbol: &Symbol, place: Place, env: &dyn Env) {
-    let mut full = Str::<{ MAX_SYMBOL_LEN + 32 }>::new();
+fn auto_name(event: &mut Name, is_return: bool, symbol: &[u8], place: Place, env: &dyn Env) {
+    // Only the first 63 bytes count: written as far as they fit.
+    let mut full = Name::new();
     let c = if is_return { 'r' } else { 'p' };
     let _ = match place {
         Place::Symbol { offset } => write!(
-            full,
+            Prefix(&mut full),
             "{c}_{}_{offset}",
-            super::text::Bytes(symbol.as_bytes())
+            super::text::Bytes(symbol)
         ),
-        Place::Addr(addr) => write!(full, "{c}_0x{:016x}", env.hash_pointer(addr)),
+        Place::Addr(addr) => write!(Prefix(&mut full), "{c}_0x{:016x}", env.hash_pointer(addr)),
     };
     let bytes = full.as_bytes();
     let cut = &bytes[..bytes.len().min(MAX_EVENT_NAME_LEN - 1)];

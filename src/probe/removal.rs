@@ -16,7 +16,7 @@ use core::fmt::Write;
 use super::arg::Arg;
 use super::command::{ArgList, Place, Probe, Tokens};
 use super::error::{errno, Code, ParseError};
-use super::text::{Bytes, Str, Text};
+use super::text::{Bytes, Prefix, Str, Text};
 
 /// A parsed removal command. Borrowed from the line.
 #[derive(Clone, Copy, Debug)]
@@ -89,14 +89,12 @@ impl<'a> Removal<'a> {
         // trace_kprobe_match_command_head(): the place as snprintf() prints
         // it into a 64-byte buffer.
         let mut place = Str::<{ super::arg::MAX_ARGSTR_LEN }>::new();
-        let mut full = Str::<{ super::command::MAX_SYMBOL_LEN + 16 }>::new();
+        let mut w = Prefix(&mut place);
         let _ = match p.place {
-            Place::Addr(_) => write!(full, "0x{hashed:016x}"),
-            Place::Symbol { offset: 0 } => write!(full, "{}", Bytes(p.symbol.as_bytes())),
-            Place::Symbol { offset } => write!(full, "{}+{offset}", Bytes(p.symbol.as_bytes())),
+            Place::Addr(_) => write!(w, "0x{hashed:016x}"),
+            Place::Symbol { offset: 0 } => write!(w, "{}", Bytes(p.symbol.as_bytes())),
+            Place::Symbol { offset } => write!(w, "{}+{offset}", Bytes(p.symbol.as_bytes())),
         };
-        let fb = full.as_bytes();
-        place.push(&fb[..fb.len().min(super::arg::MAX_ARGSTR_LEN)]);
         if place.as_bytes() != head {
             return false;
         }

@@ -23,6 +23,12 @@ pub trait Text {
     fn as_bytes(&self) -> &[u8];
 }
 
+impl Text for &[u8] {
+    fn as_bytes(&self) -> &[u8] {
+        self
+    }
+}
+
 impl<const N: usize> Text for Str<N> {
     fn as_bytes(&self) -> &[u8] {
         Str::as_bytes(self)
@@ -105,6 +111,20 @@ impl<const N: usize> fmt::Write for Str<N> {
         } else {
             Err(fmt::Error)
         }
+    }
+}
+
+/// Writes into a [`Str`] what fits and drops the rest, as `snprintf()`
+/// does (a `Str`'s own [`fmt::Write`] fails instead).
+pub struct Prefix<'a, const N: usize>(pub &'a mut Str<N>);
+
+impl<const N: usize> fmt::Write for Prefix<'_, N> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        decode(s, |b| {
+            let room = N.min(usize::from(u16::MAX)) - self.0.len();
+            self.0.push(&b[..b.len().min(room)]);
+        });
+        Ok(())
     }
 }
 

@@ -56,7 +56,7 @@ fn answer(line: &[u8]) -> Vec<u8> {
     if let Ok(Some(p)) = &mut result {
         let mut reg = resolve_symbols(&mut p.args, &lookup);
         if reg.is_ok()
-            && p.symbol.as_bytes() == b"vfs_read"
+            && p.symbol == b"vfs_read"
             && p.place == (command::Place::Symbol { offset: 7 })
         {
             reg = Err(errno::EILSEQ);

@@ -173,7 +173,7 @@ fn heads() {
         .unwrap();
     assert_eq!(p.group.as_bytes(), b"kprobes");
     assert_eq!(p.event.as_bytes(), b"myprobe");
-    assert_eq!(p.symbol.as_bytes(), b"do_sys_openat2");
+    assert_eq!(p.symbol, b"do_sys_openat2");
     assert_eq!(p.place, Place::Symbol { offset: 0 });
     assert!(!p.is_return && p.flags.fentry);
     assert_eq!(p.args.len(), 2);
@@ -203,7 +203,8 @@ fn heads() {
     assert_eq!(p.place, Place::Addr(0xffff_ffff_8100_0000));
     assert_eq!(p.event.as_bytes(), b"p_0xffffffffdb5a0000", "hashed");
     let long = "a".repeat(70);
-    let p = parse(&format!("p mod:{long}")).unwrap().unwrap();
+    let line = format!("p mod:{long}");
+    let p = parse(&line).unwrap().unwrap();
     assert_eq!(p.event.len(), 63);
     assert!(p.event.as_bytes().starts_with(b"p_mod_aaa"));
     // `$argN` on a return probe goes through entry data.
@@ -278,13 +279,28 @@ fn accepted_selftest_forms() {
 #[test]
 fn long_places() {
     let sym = format!("mod:{}", "A".repeat(252));
-    let p = parse(&format!("p {sym}")).unwrap().unwrap();
-    assert_eq!(p.symbol.as_bytes(), sym.as_bytes());
+    let line = format!("p {sym}");
+    let p = parse(&line).unwrap().unwrap();
+    assert_eq!(p.symbol, sym.as_bytes());
     let name = format!("p_mod_{}", "A".repeat(57));
     assert_eq!(p.event.as_bytes(), name.as_bytes());
     let sym = format!("mod:{}", "A".repeat(250));
-    let p = parse(&format!("p {sym}")).unwrap().unwrap();
+    let line = format!("p {sym}");
+    let p = parse(&line).unwrap().unwrap();
     assert_eq!(p.event.as_bytes(), name.as_bytes());
+    // C keeps a place of any length: a module that is not loaded is not
+    // looked up (hostile-input lines 9078 and 10989, session 8). The line
+    // is the bound (4 KiB for a write).
+    let sym = format!("mod:{}", "$stack0".repeat(580));
+    let line = format!("p:e {sym}+0x10 a=%ax");
+    let p = parse(&line).unwrap().unwrap();
+    assert_eq!(p.symbol, sym.as_bytes());
+    assert_eq!(p.place, Place::Symbol { offset: 16 });
+    let line = format!("p {sym}%return");
+    let p = parse(&line).unwrap().unwrap();
+    assert!(p.is_return);
+    let sym = &sym[4..];
+    assert_eq!(p.event.as_bytes(), &format!("r_mod_{sym}").as_bytes()[..63]);
 }
 
 /// More than `MAX_TOKENS` tokens: C parses the head and the place before it
@@ -298,4 +314,28 @@ fn many_tokens() {
     assert_eq!(error_at(&line).0.code(), Some(Code::BadMaxact));
     let (e, _) = error_at(&format!("p:g/e vfs_read{tail}"));
     assert_eq!((e.errno, e.code()), (errno::E2BIG, None));
+}
+
+/// The `error_log` command of a line with more than `MAX_TOKENS` tokens is
+/// the whole line, as C joins all of `argv` (hostile line 19603).
+#[test]
+fn many_tokens_echo() {
+    let tail: std::string::String = (0..1500).map(|i| format!("  x{i}\t")).collect();
+    let line = format!("p:{} vfs_read{tail}", "e".repeat(65));
+    let mut tokens = std::boxed::Box::new(super::Tokens::new());
+    let bytes = line.as_bytes();
+    let e = super::parse(
+        bytes,
+        &mut tokens,
+        &crate::fake::FakeEnv,
+        std::vec::Vec::new(),
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.code(), Some(Code::EventTooLong));
+    let words: std::vec::Vec<&[u8]> = tokens.iter(bytes).collect();
+    assert_eq!(words.len(), 1502);
+    assert_eq!(words[1], b"vfs_read");
+    assert_eq!(words[1025], b"x1023");
+    assert_eq!(words[1501], b"x1499");
 }
