@@ -13,13 +13,16 @@
 #   make bench-memory  memory per probe and bulk create/remove, C and module
 #   make profile  where a hit's instructions go: make profile SPEC='p a=%di' [IMPL=--c]
 #   make vectors  re-record tests/vectors/c-ref.txt from the C implementation (ref kernel)
+#   make series   the patch series against pristine 6.12 into build/series (git format-patch)
+#   make apply KDIR=...  apply the series to your own 6.12 tree (git am if it is a git tree)
+#   make checkpatch  scripts/checkpatch.pl --strict on the series, and the git am path
 #   make clean    remove build/ and target/ (the cache under ~/.cache stays)
 
 VARIANT ?= test
 
 FUZZ_SECONDS ?= 300
 
-.PHONY: run shell check kernel deps host-test fuzz bench bench-vm bench-memory profile vectors clean
+.PHONY: run shell check kernel deps host-test fuzz bench bench-vm bench-memory profile vectors series apply checkpatch clean
 
 run:
 	@bash scripts/run.sh
@@ -60,6 +63,16 @@ profile:
 vectors:
 	@bash scripts/kernel.sh ref
 	@bash scripts/oracle.sh record
+
+series:
+	@bash scripts/series.sh
+
+apply:
+	@test -n "$(KDIR)" || { echo "usage: make apply KDIR=/path/to/linux-6.12"; exit 1; }
+	@bash scripts/apply.sh "$(KDIR)"
+
+checkpatch:
+	@bash scripts/series-check.sh
 
 clean:
 	rm -rf build target

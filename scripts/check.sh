@@ -49,6 +49,7 @@ step "host: rustfmt rust/ and src/ (the kernel's settings)" rustfmt_kernel
 step "host: fuzz target builds" cargo check --quiet --manifest-path "$ROOT/fuzz/Cargo.toml" --locked
 step "host: no unsafe in src/" no_unsafe_in_src
 step "build: test kernel" bash "$ROOT/scripts/kernel.sh" test
+step "series: checkpatch --strict, git am gives the built tree" bash "$ROOT/scripts/series-check.sh"
 step "build: ref kernel" bash "$ROOT/scripts/kernel.sh" ref
 step "build: kernel crate and module clippy-clean" bash "$ROOT/scripts/clippy.sh"
 step "build: debug kernel" bash "$ROOT/scripts/kernel.sh" debug

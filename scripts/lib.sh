@@ -20,6 +20,22 @@ die() {
 	exit 1
 }
 
+# Debian's pristine linux-source-6.12, unpacked once into the cache; prints
+# its path.
+pristine_dir() {
+	local pkgver dir
+	pkgver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
+	dir=$CACHE/pristine-$pkgver
+	if [ ! -e "$dir/.done" ]; then
+		stage "unpack linux-source-6.12 $pkgver"
+		rm -rf "$dir" && mkdir -p "$dir"
+		tar -C "$dir" --strip-components=1 -xf /usr/src/linux-source-6.12.tar.xz
+		touch "$dir/.done"
+		done_stage
+	fi
+	echo "$dir"
+}
+
 # Whether a variant runs the module as its kprobe_events provider (`test`, and
 # `debug`, which is `test` with the kernel's debug machinery).
 module_variant() {

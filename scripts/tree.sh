@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Derive the kernel build tree from Debian's pristine linux-source-6.12 plus
-# this repository: patches/*.patch applied in order, Kconfig and src/ copied to
-# kernel/trace/rust_kprobe_events/, rust/ overlaid onto the tree's rust/.
+# Derive the kernel build tree from Debian's pristine linux-source-6.12 and
+# the project's patch series: scripts/series.sh writes the series
+# (patches/series: the tree edits, the kernel-crate abstractions, the module,
+# its documentation and selftests) and scripts/apply.sh applies it, as
+# `make apply KDIR=...` does to a user's tree. So the tree built and tested
+# is exactly what the series produces.
 #
 # The tree lives in the cache ($CACHE/tree). It is rebuilt in a staging copy
 # (hard links to the pristine files, so it costs little) and synced with
@@ -12,17 +15,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-pkgver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
-pristine=$CACHE/pristine-$pkgver
+pristine=$(pristine_dir)
+pkgver=${pristine##*/pristine-}
 tree=$CACHE/tree
-
-if [ ! -e "$pristine/.done" ]; then
-	stage "unpack linux-source-6.12 $pkgver"
-	rm -rf "$pristine" && mkdir -p "$pristine"
-	tar -C "$pristine" --strip-components=1 -xf /usr/src/linux-source-6.12.tar.xz
-	touch "$pristine/.done"
-	done_stage
-fi
 
 # Everything the tree is derived from, in one hash.
 key=$( {
@@ -30,7 +25,9 @@ key=$( {
 	cd "$ROOT"
 	# rust/ and patches/ may be absent in a clone (git keeps no empty dirs).
 	dirs=()
-	for d in Kconfig src rust patches; do [ -e "$d" ] && dirs+=("$d"); done
+	for d in Kconfig src rust patches Documentation tools scripts/series.sh scripts/apply.sh; do
+		[ -e "$d" ] && dirs+=("$d")
+	done
 	find "${dirs[@]}" -type f -print0 | sort -z | xargs -0 sha256sum
 } | sha256sum | cut -d' ' -f1)
 
@@ -40,20 +37,8 @@ if [ "$(cat "$tree/.key" 2>/dev/null)" != "$key" ]; then
 	rm -rf "$staging"
 	cp -al "$pristine" "$staging"
 	rm -f "$staging/.done"
-	for p in "$ROOT"/patches/*.patch; do
-		[ -e "$p" ] || continue
-		# GNU patch writes a new file and renames it over the old one, so the
-		# hard link to the pristine file is broken, never written through.
-		patch -s -p1 -d "$staging" --no-backup-if-mismatch < "$p" \
-			|| die "patch $(basename "$p") does not apply"
-	done
-	dst=$staging/kernel/trace/rust_kprobe_events
-	mkdir -p "$dst"
-	cp --remove-destination "$ROOT/Kconfig" "$dst/Kconfig"
-	cp -r --remove-destination "$ROOT/src/." "$dst/"
-	if [ -d "$ROOT/rust" ]; then
-		cp -r --remove-destination "$ROOT/rust/." "$staging/rust/"
-	fi
+	series=$(bash "$ROOT/scripts/series.sh" "$CACHE/series")
+	bash "$ROOT/scripts/apply.sh" "$staging" "$series" > /dev/null
 	mkdir -p "$tree"
 	rsync -rlc --delete --exclude=/.key "$staging/" "$tree/"
 	rm -rf "$staging"

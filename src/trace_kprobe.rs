@@ -221,7 +221,7 @@ impl State {
                 e.reg.remove(lock).map_err(|_| EBUSY)?;
             }
         }
-        // Allocates nothing (KVec::retain, patch 0008): the removal cannot
+        // Allocates nothing (KVec::retain, patches/0005): the removal cannot
         // fail half-way. The kprobe is unregistered by `bury`, or here when
         // there is no room to keep it until then.
         let kp = core::mem::replace(&mut self.probes[i]._probe, Kp::Pending);
@@ -425,7 +425,9 @@ impl Probes {
             // A probe on a module that is not loaded waits for it; so does
             // a probe on an address in no symbol (trace_kprobe.c:616-620).
             Err(e) if e == ENOENT && !module_exists => {
-                pr_warn!("This probe might be able to register after target module is loaded. Continue.\n");
+                pr_warn!(
+                    "This probe might be able to register after target module is loaded. Continue.\n"
+                );
                 Kp::Pending
             }
             Err(e) => {

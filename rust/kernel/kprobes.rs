@@ -167,8 +167,12 @@ pub enum Place<'a> {
 /// }
 ///
 /// let s = c_str!("42");
-/// let count = Count { target: AtomicUsize::new(s.as_char_ptr() as usize), hits: AtomicUsize::new(0) };
-/// let probe = KBox::pin_init(Registration::new(Place::Symbol(c_str!("kstrtouint"), 0), false, count)?, GFP_KERNEL)?;
+/// let count = Count {
+///     target: AtomicUsize::new(s.as_char_ptr() as usize),
+///     hits: AtomicUsize::new(0),
+/// };
+/// let place = Place::Symbol(c_str!("kstrtouint"), 0);
+/// let probe = KBox::pin_init(Registration::new(place, false, count)?, GFP_KERNEL)?;
 /// assert_ne!(probe.address(), 0);
 /// let mut v = 0u32;
 /// // SAFETY: a NUL-terminated string and a valid output pointer.
@@ -189,7 +193,8 @@ pub enum Place<'a> {
 ///
 /// // An unknown symbol is `ENOENT`, as for C callers.
 /// let other = Count { target: AtomicUsize::new(0), hits: AtomicUsize::new(0) };
-/// let bad = KBox::pin_init(Registration::new(Place::Symbol(c_str!("no_such_function_x"), 0), false, other)?, GFP_KERNEL);
+/// let place = Place::Symbol(c_str!("no_such_function_x"), 0);
+/// let bad = KBox::pin_init(Registration::new(place, false, other)?, GFP_KERNEL);
 /// assert_eq!(bad.err(), Some(ENOENT));
 /// # Ok::<(), Error>(())
 /// ```
@@ -375,7 +380,9 @@ impl<T: Handler> PinnedDrop for Registration<T> {
 /// let mut probes = KVec::new();
 /// for _ in 0..3 {
 ///     let count = Count(AtomicUsize::new(0));
-///     probes.push(KBox::pin_init(Registration::new(Place::Symbol(c_str!("kstrtouint"), 0), false, count)?, GFP_KERNEL)?, GFP_KERNEL)?;
+///     let place = Place::Symbol(c_str!("kstrtouint"), 0);
+///     let probe = KBox::pin_init(Registration::new(place, false, count)?, GFP_KERNEL)?;
+///     probes.push(probe, GFP_KERNEL)?;
 /// }
 /// let s = c_str!("7");
 /// let mut v = 0u32;
@@ -618,10 +625,17 @@ pub trait RetHandler: Sync {
 /// }
 ///
 /// let s = c_str!("x");
-/// let new = |target| Ret { target, last: AtomicUsize::new(0), hits: AtomicUsize::new(0), entries: AtomicUsize::new(0) };
-/// let rp = KBox::pin_init(RetRegistration::new(Place::Symbol(c_str!("kstrtouint"), 0), 0, 8, false, new(s.as_char_ptr() as usize))?, GFP_KERNEL)?;
+/// let new = |target| Ret {
+///     target,
+///     last: AtomicUsize::new(0),
+///     hits: AtomicUsize::new(0),
+///     entries: AtomicUsize::new(0),
+/// };
+/// let place = || Place::Symbol(c_str!("kstrtouint"), 0);
+/// let h = new(s.as_char_ptr() as usize);
+/// let rp = KBox::pin_init(RetRegistration::new(place(), 0, 8, false, h)?, GFP_KERNEL)?;
 /// // No data for the entry: no entry handler, `data` is empty at return.
-/// let none = KBox::pin_init(RetRegistration::new(Place::Symbol(c_str!("kstrtouint"), 0), 0, 0, false, new(0))?, GFP_KERNEL)?;
+/// let none = KBox::pin_init(RetRegistration::new(place(), 0, 0, false, new(0))?, GFP_KERNEL)?;
 /// assert!(rp.maxactive() > 0);
 /// let mut v = 0u32;
 /// // SAFETY: a NUL-terminated string and a valid output pointer.
@@ -636,7 +650,8 @@ pub trait RetHandler: Sync {
 ///
 /// // Not a function entry: EINVAL.
 /// let h = new(0);
-/// let bad = KBox::pin_init(RetRegistration::new(Place::Symbol(c_str!("kstrtouint"), 1), 0, 0, false, h)?, GFP_KERNEL);
+/// let place = Place::Symbol(c_str!("kstrtouint"), 1);
+/// let bad = KBox::pin_init(RetRegistration::new(place, 0, 0, false, h)?, GFP_KERNEL);
 /// assert!(bad.is_err());
 /// # Ok::<(), Error>(())
 /// ```
@@ -993,7 +1008,9 @@ pub fn processor_id() -> usize {
 /// // Nested on the same CPU, the buffer is taken. (This test runs with
 /// // preemption on: it may migrate between the two calls, so it tries a
 /// // few times.)
-/// let nested_refused = (0..10).filter(|_| b.with(|_| b.with(|_| ()).is_none()) == Some(true)).count();
+/// let nested_refused = (0..10)
+///     .filter(|_| b.with(|_| b.with(|_| ()).is_none()) == Some(true))
+///     .count();
 /// assert!(nested_refused > 0);
 /// # Ok::<(), Error>(())
 /// ```

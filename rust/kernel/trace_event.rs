@@ -390,7 +390,9 @@ pub const MAX_INSTANCES: usize = 16;
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
 /// use kernel::{c_str, str::CString, sync::Arc};
-/// use kernel::trace_event::{lock_events, set_enabled, Event, EventFile, Fields, Registration, Targets, TraceSeq};
+/// use kernel::trace_event::{
+///     lock_events, set_enabled, Event, EventFile, Fields, Registration, Targets, TraceSeq,
+/// };
 /// // (`Targets` for the data's field: only a registration makes them.)
 ///
 /// struct Ev {
@@ -906,7 +908,9 @@ impl PerfSlot {
 ///
 /// ```
 /// use kernel::str::CString;
-/// use kernel::trace_event::{lock_events, Event, EventFile, Fields, Registration, Targets, TraceSeq};
+/// use kernel::trace_event::{
+///     lock_events, Event, EventFile, Fields, Registration, Targets, TraceSeq,
+/// };
 ///
 /// struct Ev;
 ///
@@ -952,7 +956,11 @@ impl PerfSlot {
 /// let (sys, name) = (kernel::c_str!("rkpe_doctest"), kernel::c_str!("ev"));
 /// // SAFETY: NUL-terminated strings; the function takes its locks.
 /// let file = unsafe {
-///     kernel::bindings::trace_get_event_file(core::ptr::null(), sys.as_char_ptr(), name.as_char_ptr())
+///     kernel::bindings::trace_get_event_file(
+///         core::ptr::null(),
+///         sys.as_char_ptr(),
+///         name.as_char_ptr(),
+///     )
 /// };
 /// assert!(kernel::error::from_err_ptr(file).is_ok());
 /// assert_eq!(ev.remove(&lock_events()), Err(EBUSY));
@@ -972,7 +980,11 @@ impl PerfSlot {
 /// let name = kernel::c_str!("held");
 /// // SAFETY: as above.
 /// let file = unsafe {
-///     kernel::bindings::trace_get_event_file(core::ptr::null(), sys.as_char_ptr(), name.as_char_ptr())
+///     kernel::bindings::trace_get_event_file(
+///         core::ptr::null(),
+///         sys.as_char_ptr(),
+///         name.as_char_ptr(),
+///     )
 /// };
 /// assert!(kernel::error::from_err_ptr(file).is_ok());
 /// let released = kernel::sync::Arc::new(AtomicBool::new(false), GFP_KERNEL)?;
@@ -1092,7 +1104,7 @@ impl<T: Event> Registration<T> {
                 (*call).event.funcs = funcs;
                 (*call).print_fmt = (*slot).print_fmt.as_char_ptr().cast_mut();
                 // A kprobe event to perf and BPF, with its own reference
-                // count; each reference also pins `module` (patch 0007).
+                // count; each reference also pins `module` (patches/0003).
                 (*call).flags =
                     (bindings::TRACE_EVENT_FL_KPROBE | bindings::TRACE_EVENT_FL_DYNAMIC) as _;
                 (*call).module = module.as_ptr().cast();

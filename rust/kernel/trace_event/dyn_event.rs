@@ -145,7 +145,8 @@ static REGISTRY: Registry = Registry(UnsafeCell::new([None; 4]));
 ///
 /// ```
 /// use kernel::str::CStr;
-/// use kernel::trace_event::{dyn_event::{canceled, Args, Entry, Provider, Type}, lock_events, EventLock};
+/// use kernel::trace_event::dyn_event::{canceled, Args, Entry, Provider, Type};
+/// use kernel::trace_event::{lock_events, EventLock};
 /// use kernel::tracefs::SeqFile;
 ///
 /// struct Ty;

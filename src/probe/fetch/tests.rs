@@ -169,7 +169,8 @@ fn comm_immediates_symbols() {
     );
     assert_eq!(
         out,
-        "t: (0) c=\"busybox\" i=0xffffffffffffffff j=16 s=\"hello\" y=do_sys_openat2+0x10/0x1a0 z=\"do_sys_openat2+0x10/0x1a0\" n=0x1\n"
+        "t: (0) c=\"busybox\" i=0xffffffffffffffff j=16 s=\"hello\" \
+         y=do_sys_openat2+0x10/0x1a0 z=\"do_sys_openat2+0x10/0x1a0\" n=0x1\n"
     );
 }
 

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The patch series as a maintainer and a user meet it (make check):
+# - scripts/checkpatch.pl --strict of the pristine tree reports nothing on
+#   any patch;
+# - `make apply` into a git tree (git am, one commit a patch, authors and
+#   messages kept) gives the same files as the tree make check builds,
+#   which scripts/tree.sh made with the other path (patch -p1 on a copy of
+#   the pristine source).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+pristine=$(pristine_dir)
+tree=$(bash "$ROOT/scripts/tree.sh")
+series=$(bash "$ROOT/scripts/series.sh")
+patches=("$series"/*.patch)
+fail=0
+
+for p in "${patches[@]}"; do
+	out=$(cd "$pristine" && ./scripts/checkpatch.pl --strict --quiet --no-summary --terse "$p" 2>&1) || true
+	if [ -n "$out" ]; then
+		echo "$out" | sed "s|^$series/||"
+		fail=1
+	fi
+done
+[ $fail = 0 ] && echo "series: checkpatch --strict reports nothing on ${#patches[@]} patches"
+
+# A git tree holding the pristine files the series touches, and the Makefile
+# (apply.sh checks the version).
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+git -C "$work" init -q
+{ echo Makefile; grep -h '^+++ b/' "${patches[@]}" | sed 's|^+++ b/||; s|[[:space:]].*||'; } | sort -u \
+	| while read -r f; do
+		[ -e "$pristine/$f" ] || continue
+		mkdir -p "$work/$(dirname "$f")" && cp "$pristine/$f" "$work/$f"
+	done
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+git -C "$work" -c user.name=user -c user.email=user@example.org add -A
+git -C "$work" -c user.name=user -c user.email=user@example.org commit -q -m 6.12
+git -C "$work" config user.name user && git -C "$work" config user.email user@example.org
+bash "$ROOT/scripts/apply.sh" "$work" "$series"
+n=$(git -C "$work" rev-list --count HEAD)
+if [ "$n" != $((${#patches[@]} + 1)) ]; then
+	echo "series: git am made $((n - 1)) commits of ${#patches[@]} patches"; fail=1
+fi
+# Every file git am produced is the tree's.
+diffs=0
+while read -r f; do
+	cmp -s "$work/$f" "$tree/$f" || { echo "series: $f differs from the built tree's"; diffs=$((diffs + 1)); }
+done < <(git -C "$work" ls-files)
+[ $diffs = 0 ] && echo "series: git am gives the built tree's $(git -C "$work" ls-files | wc -l) files"
+[ $diffs = 0 ] || fail=1
+exit $fail

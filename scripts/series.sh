@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Writes the project as a git format-patch series against Debian's pristine
+# linux-source-6.12 (make series): patches/series lists the commits in order;
+# each names a patch in patches/ (its header is the commit message, its diff
+# edits the tree) and the files the commit adds. The commits are made in a
+# scratch repository that holds only the pristine files the series touches
+# (a blob's id depends on its content alone, so the index lines are those of
+# a full 6.12 tree, and `git am` applies the series there).
+#   series.sh [OUTDIR]      # default build/series; prints OUTDIR
+# The series is reproducible: fixed author, dates and no signature.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+out=$(realpath -m "${1:-$ROOT/build/series}")
+pristine=$(pristine_dir)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+list=$ROOT/patches/series
+
+# The commits' identity. A poster replaces it with their own (git am keeps
+# the author of each patch; --signoff adds the poster).
+export GIT_AUTHOR_NAME="rust-kprobe-events developers"
+export GIT_AUTHOR_EMAIL="rust-kprobe-events@users.noreply.example.org"
+export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
+export GIT_AUTHOR_DATE="2026-11-30T00:00:00+0000" GIT_COMMITTER_DATE="2026-11-30T00:00:00+0000"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+git_() { git -C "$work" -c core.autocrlf=false -c init.defaultBranch=base "$@"; }
+
+entries() { grep -v '^#' "$list" | grep -v '^[[:space:]]*$'; }
+
+# The pristine files the patches edit.
+git_ init -q
+entries | while read -r patch _; do
+	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$ROOT/patches/$patch"
+done | { sort -u; echo MAINTAINERS; } | while read -r f; do
+	[ -e "$pristine/$f" ] || continue # a file the series creates
+	mkdir -p "$work/$(dirname "$f")"
+	cp "$pristine/$f" "$work/$f"
+done
+git_ add -A
+git_ commit -q --allow-empty -m "linux-source-6.12 (the files the series edits)"
+git_ tag pristine
+
+n=0
+entries | while read -r patch adds; do
+	p=$ROOT/patches/$patch
+	[ -f "$p" ] || die "patches/series names $patch, which is not there"
+	# The diff after the header's `---` line, if any.
+	if sed '1,/^---$/d' "$p" | grep -q '^+++ '; then
+		sed '1,/^---$/d' "$p" | patch -s -p1 -d "$work" --no-backup-if-mismatch \
+			|| die "$patch does not apply"
+	fi
+	for a in $adds; do
+		src=${a%%:*}
+		dst=${a#*:}
+		[ "$a" = "$src" ] && dst=$src
+		mkdir -p "$work/$(dirname "$dst")"
+		if [ -d "$ROOT/$src" ]; then
+			mkdir -p "$work/$dst"
+			# The files git knows (a clean clone's), else all.
+			(
+				cd "$ROOT/$src"
+				if git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+					git ls-files -z
+				else
+					find . -type f -print0
+				fi | xargs -0 -r cp --parents -t "$work/$dst"
+			)
+		else
+			cp "$ROOT/$src" "$work/$dst"
+		fi
+	done
+	# A commit that adds files names them in MAINTAINERS.
+	paths=()
+	for a in $adds; do paths+=("${a#*:}"); done
+	[ ${#paths[@]} = 0 ] || python3 "$ROOT/scripts/maintainers.py" "$work/MAINTAINERS" "${paths[@]}"
+	subject=$(sed -n 's/^Subject: \(\[PATCH\] \)\{0,1\}//p' "$p" | head -1)
+	{
+		echo "$subject"
+		echo
+		sed -n '/^Subject:/,/^---$/p' "$p" | sed '1d;$d' | sed '1{/^$/d}'
+		echo
+		echo "Signed-off-by: $GIT_AUTHOR_NAME <$GIT_AUTHOR_EMAIL>"
+	} | cat -s > "$work/.msg"
+	git_ add -A -- . ':!.msg'
+	git_ commit -q -F .msg
+	n=$((n + 1))
+done
+rm -f "$work/.msg"
+[ -z "$(git_ status --porcelain)" ] || die "series: files left out of the commits: $(git_ status --porcelain | head -3)"
+
+rm -rf "$out" && mkdir -p "$out"
+git_ format-patch -q --no-signature -o "$out" pristine..HEAD
+ls "$out"/*.patch > /dev/null 2>&1 || die "series: no patch written"
+echo "$out"
