@@ -22,7 +22,7 @@
 //! perf, BPF and the client tools use the events as they use C's (see
 //! Documentation/trace/rust-kprobetrace.rst for what is not there yet).
 
-use kernel::{c_str, kprobes, prelude::*, str::CStr, sync::Arc, tracefs, uaccess::UserSlice};
+use kernel::{c_str, kprobes, prelude::*, str::CStr, sync::Arc, tracefs, uaccess::UserSliceReader};
 
 mod kernel_env;
 pub mod probe;
@@ -62,15 +62,16 @@ impl tracefs::Operations for EventsFile {
         self.0.data().show(&mut Raw(m))
     }
 
-    fn write(&self, buf: usize, len: usize) -> Result<usize> {
+    fn write(&self, data: UserSliceReader) -> Result<usize> {
         let mut chunk = KBox::new([0u8; WRITE_BUFSIZE], GFP_KERNEL)?;
         let r = run_commands(
-            len,
+            data.len(),
             &mut chunk,
+            // C reads a cut line again at the start of the next chunk.
             |off, dst| {
-                UserSlice::new(buf + off, dst.len())
-                    .reader()
-                    .read_slice(dst)
+                let mut r = data.clone_reader();
+                r.skip(off)?;
+                r.read_slice(dst)
             },
             |line| Probes::command(&self.0, line),
             || EINVAL,

@@ -31,6 +31,7 @@ use hit::Shared;
 use registration::{module_exists, register, Kp};
 use stored::{Args, StoredEntry, StoredProbe, StoredSymbol};
 
+use core::fmt::Write;
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use kernel::{
@@ -54,7 +55,7 @@ use crate::probe::{
     error::{caret_position, errno, Code, ParseError},
     format,
     removal::{check_append, Removal},
-    text::{Bytes, Escaped, Text},
+    text::{Bytes, Escaped, Str, Text},
 };
 
 /// What a probe's handler needs.
@@ -472,20 +473,10 @@ impl Probes {
         for f in format::fields(spec.is_return, spec.args.as_slice()) {
             all.extend_from_slice(f.ty.as_bytes(), GFP_KERNEL)?;
             if f.count != 0 {
-                let mut digits = [0u8; 10];
-                let mut n = f.count;
-                let mut i = digits.len();
-                loop {
-                    i -= 1;
-                    digits[i] = b'0' + (n % 10) as u8;
-                    n /= 10;
-                    if n == 0 {
-                        break;
-                    }
-                }
-                all.push(b'[', GFP_KERNEL)?;
-                all.extend_from_slice(&digits[i..], GFP_KERNEL)?;
-                all.push(b']', GFP_KERNEL)?;
+                // "[N]": a u32 takes at most 10 digits.
+                let mut count = Str::<12>::new();
+                let _ = write!(count, "[{}]", f.count);
+                all.extend_from_slice(count.as_bytes(), GFP_KERNEL)?;
             }
             all.push(0, GFP_KERNEL)?;
             all.extend_from_slice(f.name, GFP_KERNEL)?;

@@ -29,7 +29,8 @@ use core::{
 };
 
 /// The registers of the interrupted context (`struct pt_regs`), as a probe
-/// handler sees them.
+/// handler sees them. The named registers are x86-64's (`ip`, `sp`, `ax`);
+/// elsewhere only [`PtRegs::register`] (by offset) is there.
 ///
 /// Only this module makes a `&PtRegs`, for the duration of a handler call,
 /// so holding one also shows that the holder runs in a probe handler with
@@ -87,6 +88,7 @@ impl PtRegs {
     }
 
     /// The instruction pointer.
+    #[cfg(CONFIG_X86_64)]
     #[inline]
     pub fn ip(&self) -> usize {
         // SAFETY: by the type invariant the registers are valid for reads.
@@ -94,6 +96,7 @@ impl PtRegs {
     }
 
     /// The stack pointer (`kernel_stack_pointer()`).
+    #[cfg(CONFIG_X86_64)]
     #[inline]
     pub fn sp(&self) -> usize {
         // SAFETY: by the type invariant the registers are valid for reads.
@@ -102,6 +105,7 @@ impl PtRegs {
 
     /// Word `n` of the kernel stack (`regs_get_kernel_stack_nth()`): 0 if
     /// it is not on the stack the registers point into.
+    #[cfg(CONFIG_X86_64)]
     #[inline]
     pub fn stack_nth(&self, n: u32) -> usize {
         let sp = self.sp();
@@ -118,6 +122,7 @@ impl PtRegs {
     }
 
     /// The return value (`regs_return_value()`).
+    #[cfg(CONFIG_X86_64)]
     #[inline]
     pub fn return_value(&self) -> usize {
         // SAFETY: by the type invariant the registers are valid for reads.
@@ -139,6 +144,43 @@ pub enum Place<'a> {
     Symbol(&'a CStr, u32),
     /// An address.
     Address(usize),
+}
+
+/// The copy of a place's symbol name a `struct kprobe` points to (the kprobe
+/// core keeps the pointer), for kprobes and kretprobes alike.
+fn symbol_of(place: Place<'_>) -> Result<Option<CString>> {
+    match place {
+        Place::Symbol(name, _) => Ok(Some(CString::try_from_fmt(crate::fmt!("{name}"))?)),
+        Place::Address(_) => Ok(None),
+    }
+}
+
+/// Fills in the `struct kprobe` of a kprobe or a kretprobe: all zero (its C
+/// initial state), then the place and whether it starts disabled.
+///
+/// # Safety
+///
+/// `kp` is valid for writes; `symbol` is [`symbol_of`]`(place)`, and stays
+/// where it is while `kp` is registered.
+unsafe fn init_kprobe(
+    kp: *mut bindings::kprobe,
+    symbol: &Option<CString>,
+    place: Place<'_>,
+    disabled: bool,
+) {
+    // SAFETY: `kp` is valid for writes (the caller's word).
+    unsafe {
+        ptr::write_bytes(kp, 0, 1);
+        // The string's buffer does not move with the `CString`.
+        (*kp).symbol_name = symbol.as_ref().map_or(ptr::null(), |s| s.as_char_ptr());
+        match place {
+            Place::Symbol(_, offset) => (*kp).offset = offset,
+            Place::Address(addr) => (*kp).addr = addr as *mut bindings::kprobe_opcode_t,
+        }
+        if disabled {
+            (*kp).flags = bindings::KPROBE_FLAG_DISABLED;
+        }
+    }
 }
 
 /// A registered kprobe.
@@ -172,7 +214,7 @@ pub enum Place<'a> {
 ///     hits: AtomicUsize::new(0),
 /// };
 /// let place = Place::Symbol(c_str!("kstrtouint"), 0);
-/// let probe = KBox::pin_init(Registration::new(place, false, count)?, GFP_KERNEL)?;
+/// let probe = KBox::pin_init(Registration::new(place, false, count), GFP_KERNEL)?;
 /// assert_ne!(probe.address(), 0);
 /// let mut v = 0u32;
 /// // SAFETY: a NUL-terminated string and a valid output pointer.
@@ -194,7 +236,7 @@ pub enum Place<'a> {
 /// // An unknown symbol is `ENOENT`, as for C callers.
 /// let other = Count { target: AtomicUsize::new(0), hits: AtomicUsize::new(0) };
 /// let place = Place::Symbol(c_str!("no_such_function_x"), 0);
-/// let bad = KBox::pin_init(Registration::new(place, false, other)?, GFP_KERNEL);
+/// let bad = KBox::pin_init(Registration::new(place, false, other), GFP_KERNEL);
 /// assert_eq!(bad.err(), Some(ENOENT));
 /// # Ok::<(), Error>(())
 /// ```
@@ -230,48 +272,28 @@ impl<T: Handler> Registration<T> {
     /// What `register_kprobe()` returns: `ENOENT` for an unknown symbol,
     /// `EILSEQ` when the place is not an instruction boundary, `EINVAL` for
     /// a blacklisted or otherwise unprobeable place, `ENOMEM`.
-    pub fn new(place: Place<'_>, disabled: bool, handler: T) -> Result<impl PinInit<Self, Error>> {
-        let (symbol, offset, addr) = match place {
-            Place::Symbol(name, offset) => (
-                Some(CString::try_from_fmt(crate::fmt!("{name}"))?),
-                offset,
-                0,
-            ),
-            Place::Address(addr) => (None, 0, addr),
-        };
-        // The string's buffer does not move with the `CString`.
-        let name = symbol.as_ref().map_or(ptr::null(), |s| s.as_char_ptr());
-        let init = move |slot: *mut Opaque<bindings::kprobe>| {
-            let kp = Opaque::raw_get(slot);
-            // SAFETY: `slot` is valid for writes (pin-init contract); an
-            // all-zero `struct kprobe` is its C initial state.
-            unsafe {
-                ptr::write_bytes(kp, 0, 1);
-                (*kp).symbol_name = name;
-                (*kp).offset = offset;
-                (*kp).addr = addr as *mut bindings::kprobe_opcode_t;
-                (*kp).pre_handler = Some(pre_handler_callback::<T>);
-                if disabled {
-                    (*kp).flags = bindings::KPROBE_FLAG_DISABLED;
-                }
-            }
-            // INVARIANT: on success `kp` is registered, with `pre_handler`
-            // set to `pre_handler_callback::<T>` above; `handler` and `symbol`
-            // (which `name` points into) are initialised before `kp`, and
-            // `drop` unregisters `kp` before they are dropped.
-            // SAFETY: `kp` is initialised above and stays pinned inside the
-            // registration until `drop` unregisters it.
-            to_result(unsafe { bindings::register_kprobe(kp) })
-        };
-        Ok(try_pin_init!(Self {
+    pub fn new<'a>(place: Place<'a>, disabled: bool, handler: T) -> impl PinInit<Self, Error> + 'a
+    where
+        T: 'a,
+    {
+        try_pin_init!(&this in Self {
             // Initialised before `kp` registers: the callback reads it.
             handler,
-            symbol,
+            symbol: symbol_of(place)?,
             unregistered: AtomicBool::new(false),
-            // SAFETY: `init` fully initialises the slot or returns an error
-            // (then the kprobe core keeps no pointer to it).
-            kp <- unsafe { init::pin_init_from_closure(init) },
-        }))
+            // SAFETY: `kp` points to the field's memory; `symbol` is
+            // initialised (above) and pinned with `this`.
+            kp <- Opaque::try_ffi_init(|kp: *mut bindings::kprobe| unsafe {
+                init_kprobe(kp, &(*this.as_ptr()).symbol, place, disabled);
+                (*kp).pre_handler = Some(pre_handler_callback::<T>);
+                // INVARIANT: on success `kp` is registered, with
+                // `pre_handler` set to `pre_handler_callback::<T>`; `handler`
+                // and `symbol` (which `symbol_name` points into) are
+                // initialised before `kp`, and `drop` unregisters `kp`
+                // before they are dropped.
+                to_result(bindings::register_kprobe(kp))
+            }),
+        }? Error)
     }
 
     /// The handler.
@@ -381,7 +403,7 @@ impl<T: Handler> PinnedDrop for Registration<T> {
 /// for _ in 0..3 {
 ///     let count = Count(AtomicUsize::new(0));
 ///     let place = Place::Symbol(c_str!("kstrtouint"), 0);
-///     let probe = KBox::pin_init(Registration::new(place, false, count)?, GFP_KERNEL)?;
+///     let probe = KBox::pin_init(Registration::new(place, false, count), GFP_KERNEL)?;
 ///     probes.push(probe, GFP_KERNEL)?;
 /// }
 /// let s = c_str!("7");
@@ -633,9 +655,9 @@ pub trait RetHandler: Sync {
 /// };
 /// let place = || Place::Symbol(c_str!("kstrtouint"), 0);
 /// let h = new(s.as_char_ptr() as usize);
-/// let rp = KBox::pin_init(RetRegistration::new(place(), 0, 8, false, h)?, GFP_KERNEL)?;
+/// let rp = KBox::pin_init(RetRegistration::new(place(), 0, 8, false, h), GFP_KERNEL)?;
 /// // No data for the entry: no entry handler, `data` is empty at return.
-/// let none = KBox::pin_init(RetRegistration::new(place(), 0, 0, false, new(0))?, GFP_KERNEL)?;
+/// let none = KBox::pin_init(RetRegistration::new(place(), 0, 0, false, new(0)), GFP_KERNEL)?;
 /// assert!(rp.maxactive() > 0);
 /// let mut v = 0u32;
 /// // SAFETY: a NUL-terminated string and a valid output pointer.
@@ -651,7 +673,7 @@ pub trait RetHandler: Sync {
 /// // Not a function entry: EINVAL.
 /// let h = new(0);
 /// let place = Place::Symbol(c_str!("kstrtouint"), 1);
-/// let bad = KBox::pin_init(RetRegistration::new(place, 0, 0, false, h)?, GFP_KERNEL);
+/// let bad = KBox::pin_init(RetRegistration::new(place, 0, 0, false, h), GFP_KERNEL);
 /// assert!(bad.is_err());
 /// # Ok::<(), Error>(())
 /// ```
@@ -685,59 +707,40 @@ impl<T: RetHandler> RetRegistration<T> {
     ///
     /// As [`Registration::new`]; `EINVAL` also when `place` is not a
     /// function entry.
-    pub fn new(
-        place: Place<'_>,
+    pub fn new<'a>(
+        place: Place<'a>,
         maxactive: u32,
         data_size: usize,
         disabled: bool,
         handler: T,
-    ) -> Result<impl PinInit<Self, Error>> {
-        let (symbol, offset, addr) = match place {
-            Place::Symbol(name, offset) => (
-                Some(CString::try_from_fmt(crate::fmt!("{name}"))?),
-                offset,
-                0,
-            ),
-            Place::Address(addr) => (None, 0, addr),
-        };
-        let name = symbol.as_ref().map_or(ptr::null(), |s| s.as_char_ptr());
-        let init = move |slot: *mut Opaque<bindings::kretprobe>| {
-            let rp = Opaque::raw_get(slot);
-            // SAFETY: `slot` is valid for writes; all-zero is the C initial
-            // state of a `struct kretprobe`.
-            unsafe {
+    ) -> impl PinInit<Self, Error> + 'a
+    where
+        T: 'a,
+    {
+        try_pin_init!(&this in Self {
+            // Initialised before `rp` registers: the callbacks read it.
+            handler,
+            symbol: symbol_of(place)?,
+            unregistered: AtomicBool::new(false),
+            // SAFETY: `rp` points to the field's memory; `symbol` is
+            // initialised (above) and pinned with `this`.
+            rp <- Opaque::try_ffi_init(|rp: *mut bindings::kretprobe| unsafe {
                 ptr::write_bytes(rp, 0, 1);
-                (*rp).kp.symbol_name = name;
-                (*rp).kp.offset = offset;
-                (*rp).kp.addr = addr as *mut bindings::kprobe_opcode_t;
-                if disabled {
-                    (*rp).kp.flags = bindings::KPROBE_FLAG_DISABLED;
-                }
+                init_kprobe(ptr::addr_of_mut!((*rp).kp), &(*this.as_ptr()).symbol, place, disabled);
                 (*rp).handler = Some(ret_handler_callback::<T>);
                 if data_size != 0 {
                     (*rp).entry_handler = Some(entry_handler_callback::<T>);
                 }
                 (*rp).maxactive = maxactive as _;
                 (*rp).data_size = data_size;
-            }
-            // INVARIANT: on success `rp` is registered, with `handler` and
-            // `entry_handler` (if any) set to this type's callbacks for `T`
-            // above;
-            // `handler` and `symbol` (which `name` points into) are
-            // initialised before `rp`, and `drop` unregisters `rp` before
-            // they are dropped.
-            // SAFETY: initialised above; pinned until drop unregisters it.
-            to_result(unsafe { bindings::register_kretprobe(rp) })
-        };
-        Ok(try_pin_init!(Self {
-            // Initialised before `rp` registers: the callbacks read it.
-            handler,
-            symbol,
-            unregistered: AtomicBool::new(false),
-            // SAFETY: `init` initialises the slot or fails leaving nothing
-            // registered.
-            rp <- unsafe { init::pin_init_from_closure(init) },
-        }))
+                // INVARIANT: on success `rp` is registered, with `handler`
+                // and `entry_handler` (if any) set to this type's callbacks
+                // for `T`; `handler` and `symbol` (which `symbol_name` points
+                // into) are initialised before `rp`, and `drop` unregisters
+                // `rp` before they are dropped.
+                to_result(bindings::register_kretprobe(rp))
+            }),
+        }? Error)
     }
 
     /// The handler.

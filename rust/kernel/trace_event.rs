@@ -20,10 +20,9 @@ pub mod dyn_event;
 use crate::{
     bindings,
     error::{from_result, to_result, Result},
-    init,
     prelude::*,
     str::{CStr, CString},
-    sync::Arc,
+    sync::{lock::mutex::MutexBackend, lock::Guard, Arc, Mutex},
     types::Opaque,
     ThisModule,
 };
@@ -661,7 +660,7 @@ pub trait Event: Sync + Sized {
     /// event's handler passes its hits on there (BPF programs and perf
     /// records). Not supported unless implemented.
     fn perf_register(&self) -> Result {
-        Err(Error::from_errno(-(bindings::EOPNOTSUPP as i32)))
+        Err(EOPNOTSUPP)
     }
 
     /// perf's last user closed the event (`TRACE_REG_PERF_UNREGISTER`);
@@ -1045,7 +1044,7 @@ const _: () = assert!(ENTRY_SIZE == 8);
 
 impl<T: Event> Registration<T> {
     /// Creates `events/<system>/<name>/`, owned by `module`, with
-    /// `event_mutex` held (as `trace_add_event_call()` wants it). `data`
+    /// `event_mutex` held (as `trace_add_event_call()` wants it). `make`
     /// makes the event's data from the event's [`Targets`] (which say,
     /// while the event is enabled somewhere or open by perf, where): made
     /// here, for this event alone.
@@ -1053,76 +1052,76 @@ impl<T: Event> Registration<T> {
     /// # Errors
     ///
     /// `EEXIST` if any event (static or dynamic) has that name, `ENODEV` if
-    /// no event type id is left, `ENOMEM`, or what `data` returns.
+    /// no event type id is left, `ENOMEM`, or what `make` returns.
     pub fn new<'a>(
         lock: &'a EventLock,
         system: CString,
         name: CString,
         print_fmt: CString,
         module: &'static ThisModule,
-        data: impl FnOnce(Arc<Targets>) -> Result<T> + 'a,
+        make: impl FnOnce(Arc<Targets>) -> Result<T> + 'a,
     ) -> impl PinInit<Self, Error> + 'a
     where
         T: 'a,
     {
-        // SAFETY: the closure initialises every field before registering
-        // the call that exposes them, and on error leaves nothing
-        // registered (dropping what it wrote).
-        unsafe {
-            init::pin_init_from_closure(move |slot: *mut Self| {
-                let targets = Targets::new()?;
-                let data = data(targets.clone())?;
-                ptr::addr_of_mut!((*slot).data).write(data);
-                ptr::addr_of_mut!((*slot).targets).write(targets);
-                ptr::addr_of_mut!((*slot).system).write(system);
-                ptr::addr_of_mut!((*slot).name).write(name);
-                ptr::addr_of_mut!((*slot).print_fmt).write(print_fmt);
-                ptr::addr_of_mut!((*slot).removed).write(AtomicBool::new(false));
-                ptr::addr_of_mut!((*slot)._pin).write(PhantomPinned);
-                // `Opaque<T>` is `repr(transparent)`: its raw pointer is the
-                // `T`'s.
-                let fields = Opaque::raw_get(ptr::addr_of!((*slot).fields));
-                let funcs = Opaque::raw_get(ptr::addr_of!((*slot).funcs));
-                let class = Opaque::raw_get(ptr::addr_of!((*slot).class));
-                let call = Opaque::raw_get(ptr::addr_of!((*slot).call));
-                ptr::write_bytes(fields, 0, 1);
-                ptr::write_bytes(funcs, 0, 1);
-                ptr::write_bytes(class, 0, 1);
-                ptr::write_bytes(call, 0, 1);
+        // Fields are initialised in the order written; an error drops the
+        // ones made before it, and nothing is registered until `call`, the
+        // last that can fail.
+        try_pin_init!(&this in Self {
+            targets: Targets::new()?,
+            // SAFETY: `targets` is initialised (above).
+            data: make(unsafe { (*this.as_ptr()).targets.clone() })?,
+            system,
+            name,
+            print_fmt,
+            removed: AtomicBool::new(false),
+            // SAFETY: `f` points to the field's memory; all zero is a valid
+            // value of the C struct (so for `funcs` and `class` below).
+            fields <- Opaque::ffi_init(|f: *mut [bindings::trace_event_fields; 2]| unsafe {
+                ptr::write_bytes(f, 0, 1);
                 // `TRACE_FUNCTION_TYPE`: an entry with a `define_fields`.
-                (*fields)[0].type_ = bindings::trace_function_type();
-                (*fields)[0].__bindgen_anon_1.define_fields = Some(Self::define_fields);
-                (*funcs).trace = Some(Self::print);
-                (*class).system = (*slot).system.as_char_ptr();
-                (*class).fields_array = fields.cast();
+                (*f)[0].type_ = bindings::trace_function_type();
+                (*f)[0].__bindgen_anon_1.define_fields = Some(Self::define_fields);
+            }),
+            // SAFETY: as for `fields`.
+            funcs <- Opaque::ffi_init(|f: *mut bindings::trace_event_functions| unsafe {
+                ptr::write_bytes(f, 0, 1);
+                (*f).trace = Some(Self::print);
+            }),
+            // SAFETY: as for `fields`; `system` and `fields` are initialised
+            // (above) and pinned with `this`.
+            class <- Opaque::ffi_init(|class: *mut bindings::trace_event_class| unsafe {
+                let this = this.as_ptr();
+                ptr::write_bytes(class, 0, 1);
+                (*class).system = (*this).system.as_char_ptr();
+                (*class).fields_array = Opaque::raw_get(ptr::addr_of!((*this).fields)).cast();
                 (*class).reg = Some(Self::reg);
                 let list = ptr::addr_of_mut!((*class).fields);
                 (*list).next = list;
                 (*list).prev = list;
-                (*call).class = class;
-                (*call).__bindgen_anon_1.name = (*slot).name.as_char_ptr();
-                (*call).event.funcs = funcs;
-                (*call).print_fmt = (*slot).print_fmt.as_char_ptr().cast_mut();
+            }),
+            // SAFETY: `call` points to the field's memory; every other field
+            // is initialised (above) and pinned with `this`, and reachable
+            // from `call` before it is registered.
+            call <- Opaque::try_ffi_init(|call: *mut bindings::trace_event_call| unsafe {
+                let this = this.as_ptr();
+                ptr::write_bytes(call, 0, 1);
+                (*call).class = Opaque::raw_get(ptr::addr_of!((*this).class));
+                (*call).__bindgen_anon_1.name = (*this).name.as_char_ptr();
+                (*call).event.funcs = Opaque::raw_get(ptr::addr_of!((*this).funcs));
+                (*call).print_fmt = (*this).print_fmt.as_char_ptr().cast_mut();
                 // A kprobe event to perf and BPF, with its own reference
                 // count; each reference also pins `module` (patches/0003).
                 (*call).flags =
                     (bindings::TRACE_EVENT_FL_KPROBE | bindings::TRACE_EVENT_FL_DYNAMIC) as _;
                 (*call).module = module.as_ptr().cast();
-                // INVARIANT: every field is initialised above, in the pinned
-                // slot, and `class`, `funcs`, `fields` and the strings are
-                // reachable from `call`; on success `call` is registered with
-                // `removed` false, on failure nothing is and the init fails.
-                let r = add_event_call(lock, call, &(*slot).system, &(*slot).name);
-                if r.is_err() {
-                    ptr::drop_in_place(ptr::addr_of_mut!((*slot).data));
-                    ptr::drop_in_place(ptr::addr_of_mut!((*slot).targets));
-                    ptr::drop_in_place(ptr::addr_of_mut!((*slot).system));
-                    ptr::drop_in_place(ptr::addr_of_mut!((*slot).name));
-                    ptr::drop_in_place(ptr::addr_of_mut!((*slot).print_fmt));
-                }
-                r
-            })
-        }
+                // INVARIANT: on success `call` is registered with `removed`
+                // false and everything it reaches initialised; on failure
+                // nothing is registered and the initialiser drops the rest.
+                add_event_call(lock, call, &(*this).system, &(*this).name)
+            }),
+            _pin: PhantomPinned,
+        }? Error)
     }
 
     /// The event's data.
@@ -1393,8 +1392,10 @@ fn remove_event_call(_lock: &EventLock, call: *mut bindings::trace_event_call) -
 /// holds when it calls an event's callbacks, and that creating or removing
 /// an event needs.
 ///
-/// Only a [`EventLockGuard`] (or the kernel crate, inside a callback the
-/// core calls with the mutex held) hands one out.
+/// It is the (sizeless) data of `event_mutex` seen as a kernel-crate
+/// [`Mutex`]: only an [`EventGuard`] from [`lock_events`] (or the kernel
+/// crate, inside a callback the core calls with the mutex held) hands out a
+/// reference to one.
 ///
 /// # Examples
 ///
@@ -1433,31 +1434,16 @@ impl EventLock {
     }
 }
 
-/// Holds `event_mutex` until dropped; derefs to the [`EventLock`] proof.
-pub struct EventLockGuard(EventLock);
+/// Holds `event_mutex` until dropped (the kernel crate's own lock guard);
+/// derefs to the [`EventLock`] proof.
+pub type EventGuard = Guard<'static, EventLock, MutexBackend>;
 
 /// Takes the tracing core's `event_mutex` (it may sleep).
 #[inline(never)]
-pub fn lock_events() -> EventLockGuard {
-    // SAFETY: `event_mutex` is the tracing core's mutex.
-    unsafe { bindings::mutex_lock(ptr::addr_of_mut!(event_mutex)) };
-    EventLockGuard(EventLock {
-        _not_send: core::marker::PhantomData,
-    })
-}
-
-impl core::ops::Deref for EventLockGuard {
-    type Target = EventLock;
-
-    fn deref(&self) -> &EventLock {
-        &self.0
-    }
-}
-
-impl Drop for EventLockGuard {
-    #[inline(never)]
-    fn drop(&mut self) {
-        // SAFETY: locked by `lock_events()`.
-        unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(event_mutex)) };
-    }
+pub fn lock_events() -> EventGuard {
+    // SAFETY: `event_mutex` is the tracing core's `DEFINE_MUTEX()`: initialised
+    // and never freed. `EventLock` has no size and an alignment of one, and
+    // only this function and `EventLock::assume_held` make one.
+    let m: &'static Mutex<EventLock> = unsafe { Mutex::from_raw(ptr::addr_of_mut!(event_mutex)) };
+    m.lock()
 }

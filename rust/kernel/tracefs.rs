@@ -17,12 +17,11 @@
 
 use crate::{
     bindings,
-    error::{from_result, to_result, Result},
-    init,
+    error::{from_err_ptr, from_result, to_result, Result},
     prelude::*,
     str::CStr,
     types::Opaque,
-    uaccess::UserPtr,
+    uaccess::{UserPtr, UserSlice, UserSliceReader},
     ThisModule,
 };
 use core::{
@@ -84,9 +83,12 @@ pub trait Operations: Sync + Sized {
     /// Produces the file's content.
     fn show(&self, m: &mut SeqFile) -> Result;
 
-    /// A `write()` of `len` bytes at user address `buf`; returns the bytes
-    /// taken.
-    fn write(&self, _buf: UserPtr, _len: usize) -> Result<usize> {
+    /// A `write()`: `data` reads the user's buffer (`data.len()` bytes);
+    /// returns the bytes taken. A writer that reads part of the buffer
+    /// again (as `trace_parse_run_command()` takes a cut line again at the
+    /// start of its next chunk) reads through
+    /// [`UserSliceReader::clone_reader`] and [`UserSliceReader::skip`].
+    fn write(&self, _data: UserSliceReader) -> Result<usize> {
         Err(EINVAL)
     }
 }
@@ -155,18 +157,17 @@ pub trait Operations: Sync + Sized {
 ///
 /// # Invariants
 ///
-/// `dentry` is the file's until the drop removes it. From creation until the
-/// drop clears it (under the inode lock), the inode's private pointer is
-/// `shared`, whose `data` is `self.data`; `inode`
-/// holds a reference to the file's inode until the drop. `shared.opens`
+/// `node.0` (the dentry) is the file's until the drop removes it. From
+/// creation until the drop clears it (under the inode lock), the inode's
+/// private pointer is `shared`, whose `data` is `self.data`; `node.1` holds
+/// a reference to the file's inode until the drop. `shared.opens`
 /// counts the opens that found `shared` and have not been released; each
 /// holds a reference to `shared.module`.
 #[pin_data(PinnedDrop)]
 pub struct File<T: Operations> {
     data: T,
     shared: Shared,
-    dentry: *mut bindings::dentry,
-    inode: *mut bindings::inode,
+    node: (*mut bindings::dentry, *mut bindings::inode),
     #[pin]
     _pin: PhantomPinned,
 }
@@ -189,7 +190,7 @@ struct Shared {
 struct VTable {
     /// `T::open`, then `single_open()` with `show`.
     open: unsafe fn(*const Shared, *mut bindings::file) -> Result,
-    write: unsafe fn(*const Shared, UserPtr, usize) -> Result<usize>,
+    write: unsafe fn(*const Shared, UserSliceReader) -> Result<usize>,
 }
 
 impl<T: Operations> File<T> {
@@ -206,39 +207,32 @@ impl<T: Operations> File<T> {
         module: &'static ThisModule,
         data: T,
     ) -> impl PinInit<Self, Error> {
-        // SAFETY: the closure initialises `data` and `shared` before the file
-        // that exposes them, and every other field after; on error nothing
-        // refers to the slot.
-        unsafe {
-            init::pin_init_from_closure(move |slot: *mut Self| {
-                ptr::addr_of_mut!((*slot).data).write(data);
-                ptr::addr_of_mut!((*slot)._pin).write(PhantomPinned);
-                let shared = ptr::addr_of_mut!((*slot).shared);
-                shared.write(Shared {
-                    data: ptr::addr_of!((*slot).data).cast(),
-                    vtable: &Adapter::<T>::VTABLE,
-                    module: module.as_ptr(),
-                    opens: AtomicUsize::new(0),
-                });
-                let fops = if T::HAS_WRITE { &FOPS_RW.0 } else { &FOPS_RO.0 };
-                match create_file(name, mode, shared.cast(), fops) {
-                    Ok((dentry, inode)) => {
-                        // INVARIANT: `dentry` is the file `create_file()` made,
-                        // whose inode has `shared` (with `data` above) as its
-                        // private pointer; `inode` is the reference it took to
-                        // that inode. `opens` was 0 before the file existed, so
-                        // it counts every open that found `shared`.
-                        ptr::addr_of_mut!((*slot).dentry).write(dentry);
-                        ptr::addr_of_mut!((*slot).inode).write(inode);
-                        Ok(())
-                    }
-                    Err(e) => {
-                        ptr::drop_in_place(ptr::addr_of_mut!((*slot).data));
-                        Err(e)
-                    }
-                }
-            })
-        }
+        let fops = if T::HAS_WRITE { &FOPS_RW.0 } else { &FOPS_RO.0 };
+        // Fields are initialised in the order written: the file that exposes
+        // `data` and `shared` comes last, and an error there drops `data`.
+        try_pin_init!(&this in Self {
+            data,
+            shared: Shared {
+                // SAFETY: the address of a field of the pinned slot, not read.
+                data: unsafe { ptr::addr_of!((*this.as_ptr()).data) }.cast(),
+                vtable: &Adapter::<T>::VTABLE,
+                module: module.as_ptr(),
+                opens: AtomicUsize::new(0),
+            },
+            // INVARIANT: the dentry is the file `create_file()` made, whose
+            // inode has `shared` (with `data`, both initialised above and
+            // pinned with `this`) as its private pointer, and the inode
+            // pointer the reference it took. `opens` was 0 before the file
+            // existed, so it counts every open that found `shared`.
+            node: create_file(
+                name,
+                mode,
+                // SAFETY: as above.
+                unsafe { ptr::addr_of_mut!((*this.as_ptr()).shared) }.cast(),
+                fops,
+            )?,
+            _pin: PhantomPinned,
+        }? Error)
     }
 
     /// The file's data.
@@ -252,7 +246,7 @@ impl<T: Operations> PinnedDrop for File<T> {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: the file's dentry and referenced inode, and its `Shared`
         // (type invariant); not used after.
-        unsafe { remove_file(self.dentry, self.inode, &self.shared) };
+        unsafe { remove_file(self.node.0, self.node.1, &self.shared) };
     }
 }
 
@@ -319,13 +313,7 @@ fn create_file(
     if d.is_null() {
         return Err(ENODEV);
     }
-    // SAFETY: `d` is not null.
-    if unsafe { bindings::IS_ERR(d.cast()) } {
-        // SAFETY: `d` is an error pointer.
-        return Err(Error::from_errno(
-            unsafe { bindings::PTR_ERR(d.cast()) } as i32
-        ));
-    }
+    let d = from_err_ptr(d)?;
     // SAFETY: `d` is a positive dentry tracefs just made; `igrab()` cannot
     // fail on an inode that is not being freed.
     let inode = unsafe { bindings::igrab((*d).d_inode) };
@@ -471,7 +459,7 @@ unsafe extern "C" fn write(
     // SAFETY: by the VFS's guarantee; the open counts `shared`.
     let r = unsafe {
         let shared = shared_of(file);
-        ((*shared).vtable.write)(shared, buf as UserPtr, len)
+        ((*shared).vtable.write)(shared, UserSlice::new(buf as UserPtr, len).reader())
     };
     match r {
         Ok(n) => n as isize,
@@ -527,9 +515,9 @@ impl<T: Operations> Adapter<T> {
     /// # Safety
     ///
     /// `shared` is the counted `Shared` of a `File<T>`.
-    unsafe fn write(shared: *const Shared, buf: UserPtr, len: usize) -> Result<usize> {
+    unsafe fn write(shared: *const Shared, data: UserSliceReader) -> Result<usize> {
         // SAFETY: `data` is the `T` of the `File<T>`, alive while counted.
         let t = unsafe { &*(*shared).data.cast::<T>() };
-        t.write(buf, len)
+        t.write(data)
     }
 }

@@ -138,7 +138,7 @@ pub(super) fn register(shared: &Arc<Shared>) -> Result<Kp> {
                 spec.entry.data_size(),
                 true,
                 RetHit(shared.clone()),
-            )?,
+            ),
             GFP_KERNEL,
         )?;
         shared.addr.store(r.address(), Ordering::Relaxed);
@@ -146,7 +146,7 @@ pub(super) fn register(shared: &Arc<Shared>) -> Result<Kp> {
         Ok(Kp::R(r))
     } else {
         let k = Arc::pin_init(
-            kprobes::Registration::new(place, true, Hit(shared.clone()))?,
+            kprobes::Registration::new(place, true, Hit(shared.clone())),
             GFP_KERNEL,
         )?;
         shared.addr.store(k.address(), Ordering::Relaxed);

@@ -109,7 +109,7 @@ pub trait Provider: Send + Sync + 'static {
 /// `ECANCELED`: what [`Provider::create`] returns for a line that is not
 /// for its type.
 pub fn canceled() -> Error {
-    Error::from_errno(-(bindings::ECANCELED as i32))
+    ECANCELED
 }
 
 /// The words after the first of a removal command.
@@ -219,13 +219,14 @@ impl<P: Provider> Type<P> {
     where
         Error: From<E>,
     {
-        // SAFETY: the closure initialises every field before registering,
-        // and on error leaves nothing registered.
-        unsafe {
-            init::pin_init_from_closure(move |slot: *mut Self| {
-                data.__pinned_init(ptr::addr_of_mut!((*slot).data))?;
-                ptr::addr_of_mut!((*slot)._pin).write(PhantomPinned);
-                let ops = Opaque::raw_get(ptr::addr_of!((*slot).ops));
+        // Fields are initialised in the order written: `ops`, registered,
+        // comes last, and an error there drops `data`.
+        try_pin_init!(&this in Self {
+            data <- data,
+            _pin: PhantomPinned,
+            // SAFETY: `ops` points to the field's memory; `data` is
+            // initialised (above) and pinned with `this`.
+            ops <- Opaque::try_ffi_init(|ops: *mut Operations| unsafe {
                 ops.write(Operations {
                     list: bindings::list_head {
                         next: ptr::null_mut(),
@@ -239,13 +240,9 @@ impl<P: Provider> Type<P> {
                 });
                 // INVARIANT: on success `ops` is in the core's list and the
                 // registry, with `data` initialised; no entry has `ops` yet.
-                let r = register(TypeId::of::<P>(), slot.cast(), ops);
-                if r.is_err() {
-                    ptr::drop_in_place(ptr::addr_of_mut!((*slot).data));
-                }
-                r
-            })
-        }
+                register(TypeId::of::<P>(), this.as_ptr().cast(), ops)
+            }),
+        }? Error)
     }
 
     /// Makes this type the first the core offers a `dynamic_events` line to,
