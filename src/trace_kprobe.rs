@@ -222,7 +222,7 @@ impl State {
                 e.reg.remove(lock).map_err(|_| EBUSY)?;
             }
         }
-        // Allocates nothing (KVec::retain, patches/0005): the removal cannot
+        // Allocates nothing (KVec::retain, from the series's kvec patch): the removal cannot
         // fail half-way. The kprobe is unregistered by `bury`, or here when
         // there is no room to keep it until then.
         let kp = core::mem::replace(&mut self.probes[i]._probe, Kp::Pending);

@@ -11,20 +11,10 @@
 #include "../../kernel/trace/trace_dynevent.h"
 
 /*
- * The kernel crate mirrors a few layouts bindgen does not see (the tracing
- * core's private headers are not in bindings_helper.h). These asserts are the
- * C half of each check; the Rust half asserts the same numbers on its side
- * (rust/kernel/trace_event/dyn_event.rs, rust/kernel/kallsyms.rs,
+ * The kernel crate mirrors two numbers bindgen does not see; the Rust half
+ * of each check asserts the same (rust/kernel/kallsyms.rs,
  * rust/kernel/trace_event.rs), so a change on either side fails the build.
  */
-static_assert(sizeof(struct dyn_event) == 24);
-static_assert(offsetof(struct dyn_event, ops) == 16);
-static_assert(sizeof(struct dyn_event_operations) == 56);
-static_assert(offsetof(struct dyn_event_operations, create) == 16);
-static_assert(offsetof(struct dyn_event_operations, show) == 24);
-static_assert(offsetof(struct dyn_event_operations, is_busy) == 32);
-static_assert(offsetof(struct dyn_event_operations, free) == 40);
-static_assert(offsetof(struct dyn_event_operations, match) == 48);
 /* kallsyms::SYMBOL_LEN */
 static_assert(KSYM_SYMBOL_LEN <= 768);
 /* trace_event::ENTRY_SIZE, and the record heads the module lays out */
@@ -122,6 +112,57 @@ struct file *rust_helper_tracefs_open_root_file_for_test(const char *name, int f
 void rust_helper_list_move(struct list_head *list, struct list_head *head)
 {
 	list_move(list, head);
+}
+
+void rust_helper_list_add_tail(struct list_head *new, struct list_head *head)
+{
+	list_add_tail(new, head);
+}
+
+int rust_helper_dyn_event_init(struct dyn_event *ev, struct dyn_event_operations *ops)
+{
+	return dyn_event_init(ev, ops);
+}
+
+void rust_helper_dyn_event_remove(struct dyn_event *ev)
+{
+	dyn_event_remove(ev);
+}
+
+/*
+ * The tracing core's event_mutex (trace.h, private to kernel/trace): the
+ * kernel crate takes it as its own Mutex (Lock::from_raw()).
+ */
+struct mutex *rust_helper_event_mutex(void)
+{
+	return &event_mutex;
+}
+
+/*
+ * Whether an event system:name exists, static or dynamic (trace_probe.c's
+ * find_trace_event_call(), which trace_probe_register_event_call() asks
+ * before adding an event). Called with event_mutex held.
+ */
+bool rust_helper_trace_event_exists(const char *system, const char *name)
+{
+	struct trace_event_call *call;
+	const char *n;
+
+	lockdep_assert_held(&event_mutex);
+	list_for_each_entry(call, &ftrace_events, list) {
+		if (!call->class->system || strcmp(system, call->class->system))
+			continue;
+		n = trace_event_name(call);
+		if (n && !strcmp(name, n))
+			return true;
+	}
+	return false;
+}
+
+/* Private to kernel/trace (trace.h). */
+void rust_helper_tracing_reset_all_online_cpus(void)
+{
+	tracing_reset_all_online_cpus();
 }
 
 /*

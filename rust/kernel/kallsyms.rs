@@ -88,7 +88,7 @@ unsafe extern "C" fn count_one(data: *mut c_void, _addr: usize) -> core::ffi::c_
 /// # Safety
 ///
 /// `p` points to a NUL-terminated string.
-pub(crate) unsafe fn c_str_is(p: *const u8, s: &CStr) -> bool {
+unsafe fn c_str_is(p: *const u8, s: &CStr) -> bool {
     for (i, &b) in s.as_bytes_with_nul().iter().enumerate() {
         // SAFETY: the bytes of `p` before `i` matched non-NUL bytes of `s`,
         // so `p`'s NUL is at `i` or after.

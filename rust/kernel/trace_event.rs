@@ -1111,7 +1111,7 @@ impl<T: Event> Registration<T> {
                 (*call).event.funcs = Opaque::raw_get(ptr::addr_of!((*this).funcs));
                 (*call).print_fmt = (*this).print_fmt.as_char_ptr().cast_mut();
                 // A kprobe event to perf and BPF, with its own reference
-                // count; each reference also pins `module` (patches/0003).
+                // count; each reference also pins `module` (the series's "pin the module" patch).
                 (*call).flags =
                     (bindings::TRACE_EVENT_FL_KPROBE | bindings::TRACE_EVENT_FL_DYNAMIC) as _;
                 (*call).module = module.as_ptr().cast();
@@ -1304,47 +1304,11 @@ impl<T: Event> PinnedDrop for Registration<T> {
     }
 }
 
-// Private to the tracing core (kernel/trace/trace.h); not in the bindings.
-extern "C" {
-    static mut event_mutex: bindings::mutex;
-    static mut ftrace_events: bindings::list_head;
-    fn tracing_reset_all_online_cpus();
-}
-
-/// Whether an event `system/name` exists (`find_trace_event_call()`).
-/// Called with `event_mutex` held.
-#[inline(never)]
-fn event_exists(system: &CStr, name: &CStr) -> bool {
-    // SAFETY: `event_mutex` is held, so the list is stable; every entry is
-    // the `list` field of a `trace_event_call`.
-    unsafe {
-        let head = ptr::addr_of_mut!(ftrace_events);
-        let mut pos = (*head).next;
-        while pos != head {
-            let call = crate::container_of!(pos, bindings::trace_event_call, list);
-            let class = (*call).class;
-            if !class.is_null() && !(*class).system.is_null() {
-                let n = if (*call).flags as u32 & bindings::TRACE_EVENT_FL_TRACEPOINT != 0 {
-                    let tp = (*call).__bindgen_anon_1.tp;
-                    if tp.is_null() {
-                        ptr::null()
-                    } else {
-                        (*tp).name
-                    }
-                } else {
-                    (*call).__bindgen_anon_1.name
-                };
-                if !n.is_null()
-                    && crate::kallsyms::c_str_is(n, name)
-                    && crate::kallsyms::c_str_is((*class).system, system)
-                {
-                    return true;
-                }
-            }
-            pos = (*pos).next;
-        }
-    }
-    false
+/// Whether an event `system/name` exists, static or dynamic
+/// (`find_trace_event_call()`). Called with `event_mutex` held.
+fn event_exists(_lock: &EventLock, system: &CStr, name: &CStr) -> bool {
+    // SAFETY: NUL-terminated strings; `event_mutex` is held (`_lock`).
+    unsafe { bindings::trace_event_exists(system.as_char_ptr(), name.as_char_ptr()) }
 }
 
 /// `trace_probe_register_event_call()` without the probe: under
@@ -1357,7 +1321,7 @@ fn add_event_call(
     system: &CStr,
     name: &CStr,
 ) -> Result {
-    if event_exists(system, name) {
+    if event_exists(_lock, system, name) {
         return Err(EEXIST);
     }
     // SAFETY: `call` is fully initialised by the caller.
@@ -1430,7 +1394,7 @@ impl EventLock {
     #[inline(never)]
     pub fn reset_instances(&self) {
         // SAFETY: takes `trace_types_lock`, which nests inside `event_mutex`.
-        unsafe { tracing_reset_all_online_cpus() };
+        unsafe { bindings::tracing_reset_all_online_cpus() };
     }
 }
 
@@ -1444,6 +1408,6 @@ pub fn lock_events() -> EventGuard {
     // SAFETY: `event_mutex` is the tracing core's `DEFINE_MUTEX()`: initialised
     // and never freed. `EventLock` has no size and an alignment of one, and
     // only this function and `EventLock::assume_held` make one.
-    let m: &'static Mutex<EventLock> = unsafe { Mutex::from_raw(ptr::addr_of_mut!(event_mutex)) };
+    let m: &'static Mutex<EventLock> = unsafe { Mutex::from_raw(bindings::event_mutex()) };
     m.lock()
 }

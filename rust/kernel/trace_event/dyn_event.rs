@@ -21,6 +21,10 @@ use crate::{
     error::from_result,
     prelude::*,
     str::CStr,
+    sync::{
+        lock::{mutex::MutexBackend, Guard},
+        Mutex,
+    },
     trace_event::{lock_events, EventLock},
     tracefs::SeqFile,
     types::Opaque,
@@ -34,43 +38,13 @@ use core::{
     sync::atomic::{AtomicBool, Ordering},
 };
 
-/// `struct dyn_event_operations` (trace_dynevent.h:40).
-#[repr(C)]
-struct Operations {
-    list: bindings::list_head,
-    create: Option<unsafe extern "C" fn(*const u8) -> c_int>,
-    show: Option<unsafe extern "C" fn(*mut bindings::seq_file, *mut RawEvent) -> c_int>,
-    is_busy: Option<unsafe extern "C" fn(*mut RawEvent) -> bool>,
-    free: Option<unsafe extern "C" fn(*mut RawEvent) -> c_int>,
-    match_: Option<
-        unsafe extern "C" fn(*const u8, *const u8, c_int, *mut *const u8, *mut RawEvent) -> bool,
-    >,
-}
+/// `struct dyn_event_operations` (<linux/trace_dynevent.h>).
+type Operations = bindings::dyn_event_operations;
 
-/// `struct dyn_event` (trace_dynevent.h:62).
-#[repr(C)]
-struct RawEvent {
-    list: bindings::list_head,
-    ops: *mut Operations,
-}
+/// `struct dyn_event` (<linux/trace_dynevent.h>).
+type RawEvent = bindings::dyn_event;
 
-// The mirrors above against the C layout; the C half of this check is in
-// rust/helpers/trace_event.c (static_assert on the same numbers).
-const _: () = {
-    use core::mem::{offset_of, size_of};
-    assert!(size_of::<RawEvent>() == 24 && offset_of!(RawEvent, ops) == 16);
-    assert!(size_of::<Operations>() == 56);
-    assert!(offset_of!(Operations, create) == 16 && offset_of!(Operations, show) == 24);
-    assert!(offset_of!(Operations, is_busy) == 32 && offset_of!(Operations, free) == 40);
-    assert!(offset_of!(Operations, match_) == 48);
-};
-
-extern "C" {
-    fn dyn_event_register(ops: *mut Operations) -> c_int;
-    fn dyn_event_unregister(ops: *mut Operations);
-    static mut dyn_event_list: bindings::list_head;
-    static mut dyn_event_ops_mutex: bindings::mutex;
-}
+use bindings::{dyn_event_list, dyn_event_ops_mutex, dyn_event_register, dyn_event_unregister};
 
 /// A kind of dynamic event. Except for [`Provider::create`], the core
 /// calls these with `event_mutex` held.
@@ -412,23 +386,21 @@ fn for_each_entry(_lock: &EventLock, ops: *mut Operations, f: &mut dyn FnMut(*mu
     }
 }
 
-/// `dyn_event_add()`: `raw` goes last in `dyn_event_list`, as one of `ops`.
+/// `dyn_event_add()` (but for the event's flag, which the event sets): `raw`
+/// goes last in `dyn_event_list`, as one of `ops`.
 ///
 /// # Safety
 ///
 /// `event_mutex` must be held; `raw` pinned and not linked.
 #[inline(never)]
 unsafe fn link(raw: *mut RawEvent, ops: *mut Operations) {
-    // SAFETY: by the caller's guarantee. list_add_tail(&raw->list, head).
+    // SAFETY: by the caller's guarantee; neither pointer is null.
     unsafe {
-        (*raw).ops = ops;
-        let new = ptr::addr_of_mut!((*raw).list);
-        let head = ptr::addr_of_mut!(dyn_event_list);
-        let prev = (*head).prev;
-        (*new).next = head;
-        (*new).prev = prev;
-        (*prev).next = new;
-        (*head).prev = new;
+        bindings::dyn_event_init(raw, ops);
+        bindings::list_add_tail(
+            ptr::addr_of_mut!((*raw).list),
+            ptr::addr_of_mut!(dyn_event_list),
+        );
     }
 }
 
@@ -439,23 +411,24 @@ unsafe fn link(raw: *mut RawEvent, ops: *mut Operations) {
 /// `event_mutex` must be held; `raw` linked.
 #[inline(never)]
 unsafe fn unlink(raw: *mut RawEvent) {
-    // SAFETY: by the caller's guarantee. list_del_init(&raw->list).
-    unsafe {
-        let e = ptr::addr_of_mut!((*raw).list);
-        let (next, prev) = ((*e).next, (*e).prev);
-        (*next).prev = prev;
-        (*prev).next = next;
-        (*e).next = e;
-        (*e).prev = e;
-    }
+    // SAFETY: by the caller's guarantee.
+    unsafe { bindings::dyn_event_remove(raw) };
+}
+
+/// Takes `dyn_event_ops_mutex`, the core's lock of its list of types, which
+/// also guards the registry.
+fn lock_ops() -> Guard<'static, (), MutexBackend> {
+    // SAFETY: a `DEFINE_MUTEX()` of the core: initialised, never freed; `()`
+    // has no size and an alignment of one.
+    let m: &'static Mutex<()> = unsafe { Mutex::from_raw(ptr::addr_of_mut!(dyn_event_ops_mutex)) };
+    m.lock()
 }
 
 /// Puts `ty` in the registry and `ops` in the core's list.
 #[inline(never)]
 fn register(id: TypeId, ty: *const c_void, ops: *mut Operations) -> Result {
-    // SAFETY: the core's mutex guards the registry.
-    unsafe { bindings::mutex_lock(ptr::addr_of_mut!(dyn_event_ops_mutex)) };
-    // SAFETY: the mutex is held.
+    let guard = lock_ops();
+    // SAFETY: the mutex is held (`guard`).
     let slots = unsafe { &mut *REGISTRY.0.get() };
     let r = if slots.iter().flatten().any(|(t, _)| *t == id) {
         Err(EBUSY)
@@ -465,8 +438,7 @@ fn register(id: TypeId, ty: *const c_void, ops: *mut Operations) -> Result {
     } else {
         Err(EBUSY)
     };
-    // SAFETY: locked above.
-    unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(dyn_event_ops_mutex)) };
+    drop(guard);
     r?;
     // SAFETY: `ops` is initialised and pinned; the function takes the mutex.
     let r = crate::error::to_result(unsafe { dyn_event_register(ops) });
@@ -481,14 +453,13 @@ fn register(id: TypeId, ty: *const c_void, ops: *mut Operations) -> Result {
 /// exported to modules).
 #[inline(never)]
 fn move_first(ops: *mut Operations) {
-    // SAFETY: the core's mutex guards its list of types; `ops` is in it
-    // (registered by `Type::new`), last, so its `next` is the list's head.
+    let _guard = lock_ops();
+    // SAFETY: the core's mutex (held) guards its list of types; `ops` is in
+    // it (registered by `Type::new`), last, so its `next` is the list's head.
     unsafe {
-        bindings::mutex_lock(ptr::addr_of_mut!(dyn_event_ops_mutex));
         let list = ptr::addr_of_mut!((*ops).list);
         let head = (*list).next;
         bindings::list_move(list, head);
-        bindings::mutex_unlock(ptr::addr_of_mut!(dyn_event_ops_mutex));
     }
 }
 
@@ -502,17 +473,14 @@ fn unregister(id: TypeId, ops: *mut Operations) {
 
 #[inline(never)]
 fn unregister_id(id: TypeId) {
-    // SAFETY: the core's mutex guards the registry.
-    unsafe { bindings::mutex_lock(ptr::addr_of_mut!(dyn_event_ops_mutex)) };
-    // SAFETY: the mutex is held.
+    let _guard = lock_ops();
+    // SAFETY: the mutex is held (`_guard`).
     let slots = unsafe { &mut *REGISTRY.0.get() };
     for s in slots.iter_mut() {
         if s.is_some_and(|(t, _)| t == id) {
             *s = None;
         }
     }
-    // SAFETY: locked above.
-    unsafe { bindings::mutex_unlock(ptr::addr_of_mut!(dyn_event_ops_mutex)) };
 }
 
 /// The `Type` registered for the Rust type `id`, as a raw pointer, if there is one.
