@@ -52,6 +52,7 @@ step "build: test kernel" bash "$ROOT/scripts/kernel.sh" test
 step "series: checkpatch --strict, git am gives the built tree" bash "$ROOT/scripts/series-check.sh"
 step "build: ref kernel" bash "$ROOT/scripts/kernel.sh" ref
 step "build: kernel crate and module clippy-clean" bash "$ROOT/scripts/clippy.sh"
+step "build: make rustdoc without warnings" bash "$ROOT/scripts/rustdoc.sh"
 step "build: debug kernel" bash "$ROOT/scripts/kernel.sh" debug
 
 # The VM stages run in two lanes at once: a guest mostly keeps one of its two

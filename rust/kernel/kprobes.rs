@@ -245,7 +245,7 @@ unsafe fn init_kprobe(
 ///
 /// `kp` is registered with the kprobe core from the end of initialisation
 /// until `unregistered` is set (by [`unregister_all`] or the drop), which
-/// happens once; its `pre_handler` is [`pre_handler_callback::<T>`], and
+/// happens once; its `pre_handler` is `pre_handler_callback::<T>`, and
 /// `symbol`, which `kp.symbol_name` may point into, lives as long.
 #[pin_data(PinnedDrop)]
 pub struct Registration<T: Handler> {
@@ -1124,7 +1124,7 @@ pub trait ModuleComing: Sync {
 /// # Invariants
 ///
 /// `nb` is registered from the end of initialisation until drop, with
-/// `notifier_call` set to [`module_callback::<T>`].
+/// `notifier_call` set to `module_callback::<T>`.
 #[pin_data(PinnedDrop)]
 pub struct ModuleNotifier<T: ModuleComing> {
     data: T,

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# `make rustdoc` of the test tree (the kernel crate with our rust/
+# additions; their docs and intra-doc links) must give no warning. Run after
+# scripts/kernel.sh test. The HTML goes to out-test/Documentation/output/rust/.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+tree=$(readlink -f "$ROOT/build/tree")
+out=$CACHE/out-test
+exec 9>"$CACHE/lock"
+flock 9
+log=$(mktemp)
+make -s -C "$tree" O="$out" LLVM=1 -j"$(nproc)" rustdoc >"$log" 2>&1 || { cat "$log"; exit 1; }
+if grep -E '^(warning|error)' "$log"; then
+	cat "$log"
+	echo "rustdoc: warnings"
+	exit 1
+fi
+echo "rustdoc: the kernel crate's documentation builds without warnings"
