@@ -9,6 +9,8 @@
 #   apply.sh KDIR [SERIES_DIR]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+# A failure says where (set -e alone exits silently on a quiet command).
+trap 'echo "apply.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 
 kdir=${1:?usage: apply.sh KDIR [SERIES_DIR]}
 [ -f "$kdir/Makefile" ] || die "$kdir: no kernel tree (no Makefile)"

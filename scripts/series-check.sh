@@ -10,6 +10,8 @@
 #   the pristine source).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+# A failure says where (set -e alone exits silently on a quiet command).
+trap 'echo "series-check.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 
 pristine=$(pristine_dir)
 tree=$(bash "$ROOT/scripts/tree.sh")

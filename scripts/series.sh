@@ -10,8 +10,10 @@
 # a full 6.12 tree, and `git am` applies the series there).
 #   series.sh [OUTDIR]      # default build/series; prints OUTDIR
 # The series is reproducible: fixed author, dates and no signature.
-set -euo pipefail
+set -Eeuo pipefail
 . "$(dirname "$0")/lib.sh"
+# A failure says where (set -e alone exits silently on a quiet command).
+trap 'echo "series.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 
 out=$(realpath -m "${1:-$ROOT/build/series}")
 pristine=$(pristine_dir)
@@ -48,7 +50,9 @@ entries | while read -r patch adds; do
 	p=$ROOT/patches/$patch
 	[ -f "$p" ] || die "patches/series names $patch, which is not there"
 	# The diff after the header's `---` line, if any.
-	if sed '1,/^---$/d' "$p" | grep -q '^+++ '; then
+	# (grep reads all of it: `grep -q` would stop early, and with pipefail
+	# sed's SIGPIPE would make the test false now and then.)
+	if sed '1,/^---$/d' "$p" | grep '^+++ ' > /dev/null; then
 		sed '1,/^---$/d' "$p" | patch -s -p1 -d "$work" --no-backup-if-mismatch \
 			|| die "$patch does not apply"
 	fi
@@ -76,7 +80,7 @@ entries | while read -r patch adds; do
 	paths=()
 	for a in $adds; do paths+=("${a#*:}"); done
 	[ ${#paths[@]} = 0 ] || python3 "$ROOT/scripts/maintainers.py" "$work/MAINTAINERS" "${paths[@]}"
-	subject=$(sed -n 's/^Subject: \(\[PATCH\] \)\{0,1\}//p' "$p" | head -1)
+	subject=$(sed -n 's/^Subject: \(\[PATCH\] \)\{0,1\}//p' "$p" | sed -n 1p)
 	{
 		echo "$subject"
 		echo

@@ -14,6 +14,8 @@
 # make rebuilds only what depends on them. Prints the tree's path.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+# A failure says where (set -e alone exits silently on a quiet command).
+trap 'echo "tree.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 
 pristine=$(pristine_dir)
 pkgver=${pristine##*/pristine-}
@@ -29,6 +31,8 @@ key=$( {
 		[ -e "$d" ] && dirs+=("$d")
 	done
 	find "${dirs[@]}" -type f -print0 | sort -z | xargs -0 sha256sum
+	# series.sh takes the files git knows: a file added to git changes the tree.
+	git ls-files 2>/dev/null || true
 } | sha256sum | cut -d' ' -f1)
 
 if [ "$(cat "$tree/.key" 2>/dev/null)" != "$key" ]; then

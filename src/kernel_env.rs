@@ -13,6 +13,7 @@ use core::cell::Cell;
 use kernel::{
     kallsyms,
     kprobes::PtRegs,
+    nofault,
     prelude::*,
     str::{CStr, CString},
     trace_event::TraceSeq,
@@ -189,7 +190,7 @@ impl fetch::Machine for HitMachine<'_> {
     fn task_size(&self) -> u64 {
         match self.task_size.get() {
             0 => {
-                let t = kallsyms::task_size() as u64;
+                let t = nofault::task_size() as u64;
                 self.task_size.set(t);
                 t
             }
@@ -198,20 +199,20 @@ impl fetch::Machine for HitMachine<'_> {
     }
     #[inline]
     fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), fetch::Fault> {
-        kallsyms::read_kernel(addr as usize, dst).map_err(|_| fetch::Fault)
+        nofault::read_kernel(addr as usize, dst).map_err(|_| fetch::Fault)
     }
     #[inline]
     fn read_user(&self, addr: u64, dst: &mut [u8]) -> Result<(), fetch::Fault> {
-        kallsyms::read_user(addr as usize, dst).map_err(|_| fetch::Fault)
+        nofault::read_user(addr as usize, dst).map_err(|_| fetch::Fault)
     }
     fn strncpy_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<usize, fetch::Fault> {
-        kallsyms::strncpy_kernel(addr as usize, dst).map_err(|_| fetch::Fault)
+        nofault::strncpy_kernel(addr as usize, dst).map_err(|_| fetch::Fault)
     }
     fn strncpy_user(&self, addr: u64, dst: &mut [u8]) -> Result<usize, fetch::Fault> {
-        kallsyms::strncpy_user(addr as usize, dst).map_err(|_| fetch::Fault)
+        nofault::strncpy_user(addr as usize, dst).map_err(|_| fetch::Fault)
     }
     fn comm(&self) -> [u8; 16] {
-        kallsyms::current_comm()
+        nofault::current_comm()
     }
     fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
         let mut buf = [0u8; kallsyms::SYMBOL_LEN];

@@ -27,7 +27,6 @@ mod registration;
 mod stored;
 
 use event::{Event, EventShared, PrintFmt};
-use hit::Shared;
 use registration::{module_exists, register, Kp};
 use stored::{Args, StoredEntry, StoredProbe, StoredSymbol};
 
@@ -109,7 +108,7 @@ impl ProbeShared {
 /// One line of `kprobe_events`. Unlinked from `dynamic_events` before it
 /// is dropped.
 struct TraceKprobe {
-    shared: Arc<Shared>,
+    shared: Arc<Entry<ProbeShared>>,
     _probe: Kp,
 }
 

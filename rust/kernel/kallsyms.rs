@@ -29,24 +29,10 @@
 //! // A function entry is +0 (up to +4, the ENDBR, with IBT); +5 is not.
 //! assert!(kallsyms::on_func_entry(c_str!("vfs_read"), 0).is_ok());
 //! assert_eq!(kallsyms::on_func_entry(c_str!("vfs_read"), 5), Err(EINVAL));
-//!
-//! // Nofault reads: a kernel string, and an address that faults.
-//! let s = c_str!("hello");
-//! let mut out = [0u8; 16];
-//! assert_eq!(kallsyms::strncpy_kernel(s.as_char_ptr() as usize, &mut out), Ok(6));
-//! assert_eq!(&out[..6], b"hello\0");
-//! assert_eq!(kallsyms::strncpy_kernel(s.as_char_ptr() as usize, &mut out[..3]), Ok(3));
-//! assert_eq!(&out[..3], b"he\0");
-//! let mut w = [0u8; 8];
-//! // A user-space address is not read as kernel memory.
-//! assert!(kallsyms::read_kernel(8, &mut w).is_err());
-//! assert!(kallsyms::read_kernel(s.as_char_ptr() as usize, &mut w[..2]).is_ok());
-//! assert_eq!(&w[..2], b"he");
-//! assert!(kallsyms::task_size() > 0x1000);
 //! assert_ne!(kallsyms::hash_pointer(addr), 0);
 //! ```
 
-use crate::{bindings, error::Result, prelude::*, str::CStr};
+use crate::{bindings, error::Result, str::CStr};
 use core::ffi::c_void;
 
 /// Room for the text of [`sprint_symbol`] (`KSYM_SYMBOL_LEN`, rounded up;
@@ -290,101 +276,4 @@ pub fn hash_pointer(addr: usize) -> u64 {
 #[inline(never)]
 pub fn is_kretprobe_trampoline(addr: usize) -> bool {
     addr == bindings::arch_rethook_trampoline as *const () as usize
-}
-
-/// The current task's command name (`current->comm`), NUL-terminated.
-#[inline]
-pub fn current_comm() -> [u8; 16] {
-    let mut out = [0u8; 16];
-    // SAFETY: `current` is valid in any task context and its `comm` is a
-    // 16-byte array (read through a C helper, which knows the layout).
-    let c = unsafe { core::slice::from_raw_parts(bindings::current_comm(), 16) };
-    out.copy_from_slice(c);
-    out
-}
-
-/// Reads kernel memory at `addr` into `dst` without faulting (`copy_from_kernel_nofault()`).
-///
-/// # Errors
-///
-/// `EFAULT`.
-#[inline]
-pub fn read_kernel(addr: usize, dst: &mut [u8]) -> Result {
-    // SAFETY: `dst` is valid for writes; the source is read without faulting.
-    let ret = unsafe {
-        bindings::copy_from_kernel_nofault(
-            dst.as_mut_ptr().cast(),
-            addr as *const c_void,
-            dst.len(),
-        )
-    } as i32;
-    // (`to_result()` only for an error: it is a call, and this is on the
-    // probe hit's path.)
-    if ret == 0 {
-        return Ok(());
-    }
-    crate::error::to_result(ret)
-}
-
-/// Reads user memory at `addr` into `dst` without faulting (`copy_from_user_nofault()`).
-///
-/// # Errors
-///
-/// `EFAULT`.
-#[inline]
-pub fn read_user(addr: usize, dst: &mut [u8]) -> Result {
-    // SAFETY: as above.
-    let ret = unsafe {
-        bindings::copy_from_user_nofault(dst.as_mut_ptr().cast(), addr as *const c_void, dst.len())
-    } as i32;
-    if ret == 0 {
-        return Ok(());
-    }
-    crate::error::to_result(ret)
-}
-
-/// `strncpy_from_kernel_nofault()`: bytes stored including the NUL.
-///
-/// # Errors
-///
-/// `EFAULT`.
-#[inline(never)]
-pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
-    // SAFETY: `dst` is valid for writes of its length.
-    let n = unsafe {
-        bindings::strncpy_from_kernel_nofault(
-            dst.as_mut_ptr(),
-            addr as *const c_void,
-            dst.len() as _,
-        )
-    };
-    if n < 0 {
-        return Err(EFAULT);
-    }
-    Ok(n as usize)
-}
-
-/// `strncpy_from_user_nofault()`: bytes stored including the NUL, 0 for an
-/// empty string.
-///
-/// # Errors
-///
-/// `EFAULT`.
-#[inline(never)]
-pub fn strncpy_user(addr: usize, dst: &mut [u8]) -> Result<usize> {
-    // SAFETY: as above.
-    let n = unsafe {
-        bindings::strncpy_from_user_nofault(dst.as_mut_ptr(), addr as *const c_void, dst.len() as _)
-    };
-    if n < 0 {
-        return Err(EFAULT);
-    }
-    Ok(n as usize)
-}
-
-/// `TASK_SIZE` of the current task.
-#[inline]
-pub fn task_size() -> usize {
-    // SAFETY: reads the current task's address-space limit.
-    unsafe { bindings::task_size() as usize }
 }

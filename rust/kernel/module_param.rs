@@ -2,8 +2,9 @@
 
 //! Module parameters.
 //!
-//! 6.12's `module!` macro takes no parameters. [`module_param_str!`](crate::module_param_str) gives a
-//! module a read-only string parameter (`charp`, as C's
+//! 6.12's `module!` macro takes no parameters.
+//! [`module_param_str!`](crate::module_param_str) gives a module a
+//! read-only string parameter (`charp`, as C's
 //! `module_param(name, charp, 0444)`): set with `modprobe MODULE NAME=VALUE`,
 //! or `MODULE.NAME=VALUE` on the kernel command line when built in, shown in
 //! `/sys/module/MODULE/parameters/NAME` and by `modinfo`.

@@ -142,11 +142,8 @@ fn put<F: FnMut(&mut [u8]) + ?Sized>(
     }
 }
 
-/// A probe as listed in `dynamic_events`.
-pub(super) type Shared = Entry<ProbeShared>;
-
-/// The kprobe handler.
-pub(crate) struct Hit(pub(super) Arc<Shared>);
+/// The handler of a probe's kprobe or kretprobe.
+pub(crate) struct Hit(pub(super) Arc<Entry<ProbeShared>>);
 
 impl kprobes::Handler for Hit {
     fn pre_handler(&self, regs: &PtRegs) {
@@ -157,10 +154,7 @@ impl kprobes::Handler for Hit {
     }
 }
 
-/// The kretprobe handlers.
-pub(crate) struct RetHit(pub(super) Arc<Shared>);
-
-impl kprobes::RetHandler for RetHit {
+impl kprobes::RetHandler for Hit {
     fn entry(&self, regs: &PtRegs, data: &mut [u8]) {
         // store_trace_entry_data(): the function arguments `$argN` needs.
         for (i, &n) in self.0.spec.entry.args().iter().enumerate() {

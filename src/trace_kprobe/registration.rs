@@ -11,9 +11,11 @@ use kernel::{
     kprobes::{self, Place},
     prelude::*,
     sync::Arc,
+    trace_event::dyn_event::Entry,
 };
 
-use super::hit::{Hit, RetHit, Shared};
+use super::hit::Hit;
+use super::ProbeShared;
 use crate::kernel_env::{self, cstring};
 use crate::probe::{
     arg::EntryList,
@@ -27,7 +29,7 @@ pub(super) enum Kp {
     /// On a module that is not loaded yet.
     Pending,
     K(Arc<kprobes::Registration<Hit>>),
-    R(Arc<kprobes::RetRegistration<RetHit>>),
+    R(Arc<kprobes::RetRegistration<Hit>>),
 }
 
 impl Kp {
@@ -94,7 +96,7 @@ fn within_notrace_func(addr: usize) -> bool {
 }
 
 /// Registers the kprobe or kretprobe of a probe.
-pub(super) fn register(shared: &Arc<Shared>) -> Result<Kp> {
+pub(super) fn register(shared: &Arc<Entry<ProbeShared>>) -> Result<Kp> {
     // __register_trace_kprobe() (trace_kprobe.c:498): lockdown first.
     kprobes::lockdown_allows()?;
     // Then traceprobe_update_arg(): an `@SYM` not found.
@@ -137,7 +139,7 @@ pub(super) fn register(shared: &Arc<Shared>) -> Result<Kp> {
                 spec.maxactive,
                 spec.entry.data_size(),
                 true,
-                RetHit(shared.clone()),
+                Hit(shared.clone()),
             ),
             GFP_KERNEL,
         )?;

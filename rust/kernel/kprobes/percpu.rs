@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What probe handlers keep per CPU: hit counters ([`HitCounter`]) and
+//! scratch buffers ([`HitBuffers`]), and the CPU a handler runs on
+//! ([`processor_id`]).
+
+use crate::{bindings, error::Result, prelude::*};
+use core::{
+    cell::UnsafeCell,
+    sync::atomic::{AtomicBool, Ordering},
+};
+
+/// A hit counter kept per CPU, as C keeps `trace_kprobe.nhit`
+/// (`alloc_percpu()`, trace_kprobe.c:287): a hit adds to this CPU's counter
+/// only, so no cache line shared between CPUs is written on a hit; a read
+/// sums every possible CPU's counter.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::kprobes::HitCounter;
+///
+/// let c = HitCounter::new()?;
+/// assert_eq!(c.sum(), 0);
+/// c.inc();
+/// c.inc();
+/// assert_eq!(c.sum(), 2);
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// # Invariants
+///
+/// `ptr` is a per-CPU allocation of one `u64` (`alloc_percpu()`), zeroed at
+/// allocation, owned by this counter and freed when it is dropped.
+pub struct HitCounter {
+    ptr: *mut u64,
+}
+
+// SAFETY: the counters are only changed with this-CPU operations, which are
+// safe from any context, and read with plain loads of whole `u64`s.
+unsafe impl Send for HitCounter {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for HitCounter {}
+
+impl HitCounter {
+    /// A counter at zero on every CPU.
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM`.
+    pub fn new() -> Result<Self> {
+        // SAFETY: no preconditions.
+        let ptr = unsafe { bindings::kprobes_hit_counter_alloc() };
+        if ptr.is_null() {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: a zeroed per-CPU `u64`, owned from here on.
+        Ok(Self { ptr })
+    }
+
+    /// Adds one to this CPU's counter: `this_cpu_inc()`, safe against
+    /// interrupts and preemption. On x86-64 SMP it is the one instruction
+    /// `this_cpu_inc()` compiles to (the handler's hit path stays short).
+    #[inline(always)]
+    pub fn inc(&self) {
+        #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
+        // SAFETY: `ptr` is a per-CPU address (type invariant), which x86-64
+        // reaches through the `%gs` segment base of the running CPU, exactly
+        // as `this_cpu_inc()` does (arch/x86/include/asm/percpu.h); a single
+        // `inc` cannot be torn by an interrupt or a migration.
+        unsafe {
+            core::arch::asm!("incq %gs:({0})", in(reg) self.ptr, options(att_syntax, nostack))
+        };
+        #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
+        // SAFETY: `ptr` is a live per-CPU allocation (type invariant).
+        unsafe {
+            bindings::kprobes_hit_counter_inc(self.ptr)
+        };
+    }
+
+    /// The sum over every possible CPU. A hit on another CPU meanwhile may
+    /// or may not be in it.
+    pub fn sum(&self) -> u64 {
+        // SAFETY: `ptr` is a live per-CPU allocation (type invariant).
+        unsafe { bindings::kprobes_hit_counter_sum(self.ptr) }
+    }
+}
+
+impl Drop for HitCounter {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `new` and not freed before (type invariant).
+        unsafe { bindings::kprobes_hit_counter_free(self.ptr) };
+    }
+}
+
+/// The current CPU's number. In a probe handler (preemption off) it is
+/// stable.
+#[inline]
+pub fn processor_id() -> usize {
+    // SAFETY: no preconditions.
+    unsafe { bindings::raw_smp_processor_id() as usize }
+}
+
+/// Per-CPU scratch buffers for probe handlers, taken exclusively: a handler
+/// nested on the same CPU (an NMI during another handler) gets `None`
+/// instead of the buffer in use.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::kprobes::{HitBuffers, HIT_BUFFER_SIZE};
+///
+/// let b = HitBuffers::new()?;
+/// assert_eq!(b.with(|buf| buf.len()), Some(HIT_BUFFER_SIZE));
+/// // Nested on the same CPU, the buffer is taken. (This test runs with
+/// // preemption on: it may migrate between the two calls, so it tries a
+/// // few times.)
+/// let nested_refused = (0..10)
+///     .filter(|_| b.with(|_| b.with(|_| ()).is_none()) == Some(true))
+///     .count();
+/// assert!(nested_refused > 0);
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// # Invariants
+///
+/// A buffer's bytes are only accessed while its `busy` flag is held by the
+/// accessor that set it.
+pub struct HitBuffers {
+    bufs: KVec<KBox<HitBuffer>>,
+}
+
+/// Aligned to a cache line: the `busy` flag is written on every hit with
+/// strings, and two CPUs' flags must not share a line.
+#[repr(align(64))]
+struct HitBuffer {
+    busy: AtomicBool,
+    data: UnsafeCell<KVec<u8>>,
+}
+
+/// Size of each [`HitBuffers`] buffer.
+pub const HIT_BUFFER_SIZE: usize = 8192;
+
+// SAFETY: access to `data` is serialised by `busy` (type invariant).
+unsafe impl Sync for HitBuffers {}
+
+impl HitBuffers {
+    /// One buffer per possible CPU.
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM`.
+    pub fn new() -> Result<Self> {
+        // SAFETY: `nr_cpu_ids` is set during boot and constant after.
+        let n = unsafe { bindings::nr_cpu_ids } as usize;
+        let mut bufs = KVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
+            let mut data = KVec::with_capacity(HIT_BUFFER_SIZE, GFP_KERNEL)?;
+            data.extend_with(HIT_BUFFER_SIZE, 0u8, GFP_KERNEL)?;
+            let b = KBox::new(
+                HitBuffer {
+                    busy: AtomicBool::new(false),
+                    data: UnsafeCell::new(data),
+                },
+                GFP_KERNEL,
+            )?;
+            bufs.push(b, GFP_KERNEL)?;
+        }
+        // INVARIANT: every `busy` flag is clear, and nothing has accessed
+        // the buffers.
+        Ok(HitBuffers { bufs })
+    }
+
+    /// Runs `f` with this CPU's buffer, or returns `None` if it is in use.
+    pub fn with<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Option<R> {
+        let b = self.bufs.get(processor_id())?;
+        // INVARIANT: the bytes are accessed below only if this swap is the
+        // one that set the flag (it was clear).
+        if b.busy.swap(true, Ordering::Acquire) {
+            return None;
+        }
+        // SAFETY: the `busy` flag was clear and is now ours: no other access
+        // to `data` until it is released below (type invariant).
+        let r = f(unsafe { (&mut *b.data.get()).as_mut_slice() });
+        // INVARIANT: `f` has returned and its borrow of the bytes ended, so
+        // the flag can be released.
+        b.busy.store(false, Ordering::Release);
+        Some(r)
+    }
+}

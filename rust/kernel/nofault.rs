@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Reads that cannot fault, for code that must not sleep (probe handlers):
+//! kernel and user memory, strings of either, the user address limit
+//! (`TASK_SIZE`), and the current task's command name.
+//!
+//! Most of these C functions are not exported to modules; the functions
+//! here are plain functions of the kernel crate so that modules can use
+//! them.
+//!
+//! C header: [`include/linux/uaccess.h`](srctree/include/linux/uaccess.h)
+//!
+//! # Examples
+//!
+//! ```
+//! use kernel::{c_str, nofault};
+//!
+//! // A kernel string, and an address that faults.
+//! let s = c_str!("hello");
+//! let mut out = [0u8; 16];
+//! assert_eq!(nofault::strncpy_kernel(s.as_char_ptr() as usize, &mut out), Ok(6));
+//! assert_eq!(&out[..6], b"hello\0");
+//! assert_eq!(nofault::strncpy_kernel(s.as_char_ptr() as usize, &mut out[..3]), Ok(3));
+//! assert_eq!(&out[..3], b"he\0");
+//! let mut w = [0u8; 8];
+//! // A user-space address is not read as kernel memory.
+//! assert!(nofault::read_kernel(8, &mut w).is_err());
+//! assert!(nofault::read_kernel(s.as_char_ptr() as usize, &mut w[..2]).is_ok());
+//! assert_eq!(&w[..2], b"he");
+//! assert!(nofault::task_size() > 0x1000);
+//! ```
+
+use crate::{bindings, error::Result, prelude::*};
+use core::ffi::c_void;
+
+/// The current task's command name (`current->comm`), NUL-terminated.
+#[inline]
+pub fn current_comm() -> [u8; 16] {
+    let mut out = [0u8; 16];
+    // SAFETY: `current` is valid in any task context and its `comm` is a
+    // 16-byte array (read through a C helper, which knows the layout).
+    let c = unsafe { core::slice::from_raw_parts(bindings::current_comm(), 16) };
+    out.copy_from_slice(c);
+    out
+}
+
+/// Reads kernel memory at `addr` into `dst` without faulting (`copy_from_kernel_nofault()`).
+///
+/// # Errors
+///
+/// `EFAULT`.
+#[inline]
+pub fn read_kernel(addr: usize, dst: &mut [u8]) -> Result {
+    // SAFETY: `dst` is valid for writes; the source is read without faulting.
+    let ret = unsafe {
+        bindings::copy_from_kernel_nofault(
+            dst.as_mut_ptr().cast(),
+            addr as *const c_void,
+            dst.len(),
+        )
+    } as i32;
+    // (`to_result()` only for an error: it is a call, and this is on the
+    // probe hit's path.)
+    if ret == 0 {
+        return Ok(());
+    }
+    crate::error::to_result(ret)
+}
+
+/// Reads user memory at `addr` into `dst` without faulting (`copy_from_user_nofault()`).
+///
+/// # Errors
+///
+/// `EFAULT`.
+#[inline]
+pub fn read_user(addr: usize, dst: &mut [u8]) -> Result {
+    // SAFETY: as above.
+    let ret = unsafe {
+        bindings::copy_from_user_nofault(dst.as_mut_ptr().cast(), addr as *const c_void, dst.len())
+    } as i32;
+    if ret == 0 {
+        return Ok(());
+    }
+    crate::error::to_result(ret)
+}
+
+/// `strncpy_from_kernel_nofault()`: bytes stored including the NUL.
+///
+/// # Errors
+///
+/// `EFAULT`.
+#[inline(never)]
+pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
+    // SAFETY: `dst` is valid for writes of its length.
+    let n = unsafe {
+        bindings::strncpy_from_kernel_nofault(
+            dst.as_mut_ptr(),
+            addr as *const c_void,
+            dst.len() as _,
+        )
+    };
+    if n < 0 {
+        return Err(EFAULT);
+    }
+    Ok(n as usize)
+}
+
+/// `strncpy_from_user_nofault()`: bytes stored including the NUL, 0 for an
+/// empty string.
+///
+/// # Errors
+///
+/// `EFAULT`.
+#[inline(never)]
+pub fn strncpy_user(addr: usize, dst: &mut [u8]) -> Result<usize> {
+    // SAFETY: as above.
+    let n = unsafe {
+        bindings::strncpy_from_user_nofault(dst.as_mut_ptr(), addr as *const c_void, dst.len() as _)
+    };
+    if n < 0 {
+        return Err(EFAULT);
+    }
+    Ok(n as usize)
+}
+
+/// `TASK_SIZE` of the current task.
+#[inline]
+pub fn task_size() -> usize {
+    // SAFETY: reads the current task's address-space limit.
+    unsafe { bindings::task_size() as usize }
+}

@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Writing an event's records: the instances it is enabled in
+//! ([`Targets`], [`FileSet`], [`EventFile`]) and their ring buffers
+//! ([`Reservation`]), and perf and BPF ([`PerfSlot`], [`PerfCall`],
+//! [`PerfRecord`]).
+
+use crate::{bindings, error::Result, prelude::*, sync::Arc, types::Opaque};
+use core::{
+    ptr,
+    sync::atomic::{AtomicPtr, AtomicUsize, Ordering},
+};
+
+/// The event in one trace instance (`struct trace_event_file`).
+///
+/// # Invariants
+///
+/// Wraps a valid `trace_event_file`, alive while the event is enabled in
+/// its instance.
+#[repr(transparent)]
+pub struct EventFile(Opaque<bindings::trace_event_file>);
+
+impl EventFile {
+    /// Borrows the `trace_event_file` at `ptr` as an [`EventFile`] for `'a`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be valid for `'a`.
+    #[inline]
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::trace_event_file) -> &'a Self {
+        // INVARIANT: the caller guarantees that `ptr` is a valid
+        // `trace_event_file` for `'a`, as long as the reference can be used.
+        // SAFETY: `repr(transparent)`; validity by the caller.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// The raw pointer.
+    #[inline]
+    pub fn as_raw(&self) -> *mut bindings::trace_event_file {
+        // Not `Opaque::get()`: the kernel crate's shared instance of it
+        // would be a call on the probe hit's path. `Self` is
+        // `repr(transparent)` over `Opaque<trace_event_file>`, which has the layout of
+        // `trace_event_file`.
+        ptr::from_ref(self).cast_mut().cast()
+    }
+
+    /// Runs the event's unconditional triggers and says whether the event is
+    /// soft-disabled (`trace_trigger_soft_disabled()`): then no record.
+    #[inline]
+    pub fn soft_disabled(&self) -> bool {
+        // SAFETY: by the type invariant the file is valid.
+        let flags = unsafe { ptr::addr_of!((*self.as_raw()).flags).read_volatile() } as u64;
+        let mode = (bindings::EVENT_FILE_FL_TRIGGER_MODE
+            | bindings::EVENT_FILE_FL_SOFT_DISABLED
+            | bindings::EVENT_FILE_FL_PID_FILTER) as u64;
+        if flags & mode == 0 || flags & bindings::EVENT_FILE_FL_TRIGGER_COND as u64 != 0 {
+            return false;
+        }
+        // SAFETY: as above.
+        unsafe { bindings::__trace_trigger_soft_disabled(self.as_raw()) }
+    }
+
+    /// Reserves a record of `len` bytes (the `trace_entry` header included
+    /// and already filled in) in the instance's ring buffer; `None` if the
+    /// buffer is off, full, or the event filtered by pid.
+    pub fn reserve(&self, len: usize) -> Option<Reservation<'_>> {
+        let mut fbuffer = core::mem::MaybeUninit::<bindings::trace_event_buffer>::uninit();
+        // SAFETY: the file is valid (type invariant); a successful reserve
+        // fills in every field of `fbuffer` (trace_events.c:641-670).
+        let entry = unsafe {
+            bindings::trace_event_buffer_reserve(fbuffer.as_mut_ptr(), self.as_raw(), len as _)
+        };
+        if entry.is_null() {
+            return None;
+        }
+        // INVARIANT: `trace_event_buffer_reserve()` reserved the `len`
+        // bytes at `entry` and filled in `fbuffer` for the commit, its
+        // `regs` null.
+        Some(Reservation {
+            // SAFETY: filled in by the successful reserve.
+            fbuffer: unsafe { fbuffer.assume_init() },
+            entry: entry.cast(),
+            len,
+            _file: core::marker::PhantomData,
+        })
+    }
+
+    /// Writes a record of `len` bytes (the `trace_entry` header included
+    /// and already filled in) for a probe hit with registers `regs`: `fill`
+    /// writes the rest, then the record is committed. Nothing is written if
+    /// the buffer is off, full, or the event filtered by pid. A stack trace
+    /// recorded with the record (`options/stacktrace`) starts at the probed
+    /// instruction, as for C's kprobe events (`__kprobe_trace_func()`,
+    /// trace_kprobe.c:1470-1480: `fbuffer.regs = regs`).
+    ///
+    /// Inlined, with the commit's state on the caller's stack: this is the
+    /// probe hit's path, the shape of C's, without a [`Reservation`] moved
+    /// around.
+    #[cfg(CONFIG_KPROBES)]
+    #[inline]
+    pub fn record_hit(
+        &self,
+        len: usize,
+        regs: &crate::kprobes::PtRegs,
+        fill: impl FnOnce(&mut [u8]),
+    ) {
+        let mut fbuffer = core::mem::MaybeUninit::<bindings::trace_event_buffer>::uninit();
+        let fb = fbuffer.as_mut_ptr();
+        // SAFETY: the file is valid (type invariant); a successful reserve
+        // fills in every field of `fbuffer` (trace_events.c:641-670).
+        let entry = unsafe { bindings::trace_event_buffer_reserve(fb, self.as_raw(), len as _) };
+        if entry.is_null() {
+            return;
+        }
+        // SAFETY: `fb` is filled in; `regs` outlives the commit below.
+        unsafe { (*fb).regs = regs.as_raw() };
+        // SAFETY: the reserve gave `len` writable bytes at `entry`, ours
+        // until the commit below.
+        fill(unsafe { core::slice::from_raw_parts_mut(entry.cast::<u8>(), len) });
+        // SAFETY: `fb` holds the reservation made above.
+        unsafe { bindings::trace_event_buffer_commit(fb) };
+    }
+}
+
+/// A record reserved in a ring buffer; committed when dropped.
+///
+/// # Invariants
+///
+/// `entry` points to `len` writable bytes of the reserved event, and
+/// `fbuffer` is the state `trace_event_buffer_commit()` needs, its `regs`
+/// null.
+#[must_use]
+pub struct Reservation<'a> {
+    fbuffer: bindings::trace_event_buffer,
+    entry: *mut u8,
+    len: usize,
+    _file: core::marker::PhantomData<&'a EventFile>,
+}
+
+impl Reservation<'_> {
+    /// The whole record; bytes 0..8 are the `trace_entry` header.
+    pub fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: by the type invariant `entry` has `len` writable bytes,
+        // owned by this reservation until commit.
+        unsafe { core::slice::from_raw_parts_mut(self.entry, self.len) }
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        // SAFETY: by the type invariant `fbuffer` holds a reservation.
+        unsafe { bindings::trace_event_buffer_commit(&mut self.fbuffer) };
+    }
+}
+
+/// Most trace instances an event is recorded into at once.
+pub const MAX_INSTANCES: usize = 16;
+
+/// Where an event's hits go: the trace instances it is enabled in and, while
+/// perf has it open, perf. Made by the event's [`Registration`](super::Registration), which
+/// hands them to its data's constructor; its `reg` callback adds and
+/// removes the entries itself when the tracing core enables or disables
+/// the event ([`Event::register`](super::Event::register) and the others are told); probe handlers
+/// read them.
+///
+/// # Examples
+///
+/// An event enabled in the top instance, and a record written into it:
+///
+/// ```
+/// use core::sync::atomic::{AtomicUsize, Ordering};
+/// use kernel::{c_str, str::CString, sync::Arc};
+/// use kernel::trace_event::{
+///     lock_events, set_enabled, Event, EventFile, Fields, Registration, Targets, TraceSeq,
+/// };
+/// // (`Targets` for the data's field: only a registration makes them.)
+///
+/// struct Ev {
+///     targets: Arc<Targets>,
+///     registered: AtomicUsize,
+/// }
+///
+/// #[vtable]
+/// impl Event for Ev {
+///     fn define_fields<'a>(&'a self, _fields: &mut Fields<'a>) -> Result {
+///         Ok(())
+///     }
+///     fn print(&self, _record: &[u8], _out: &mut TraceSeq) -> core::fmt::Result {
+///         Ok(())
+///     }
+///     fn register(&self, _file: &EventFile) -> Result {
+///         // Told before the file joins the targets.
+///         assert!(self.targets.files().is_empty());
+///         self.registered.fetch_add(1, Ordering::Relaxed);
+///         Ok(())
+///     }
+///     fn unregister(&self, _file: &EventFile) -> Result {
+///         // Told after the file has left them.
+///         assert!(self.targets.files().is_empty());
+///         self.registered.fetch_sub(1, Ordering::Relaxed);
+///         Ok(())
+///     }
+/// }
+///
+/// // SAFETY: a null module is built-in code, which is never unloaded.
+/// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
+/// let mut reg = KBox::pin_init(
+///     Registration::new(
+///         &lock_events(),
+///         CString::try_from_fmt(kernel::fmt!("rkpe_doctest2"))?,
+///         CString::try_from_fmt(kernel::fmt!("ev"))?,
+///         CString::try_from_fmt(kernel::fmt!("\"\""))?,
+///         &BUILTIN,
+///         |targets| Ok(Ev { targets, registered: AtomicUsize::new(0) }),
+///     ),
+///     GFP_KERNEL,
+/// )?;
+/// let targets = reg.data().targets.clone();
+/// assert!(!targets.in_use());
+/// let (sys, name) = (c_str!("rkpe_doctest2"), c_str!("ev"));
+/// // Enable it in the top instance, as `echo 1 > events/rkpe_doctest2/ev/enable`.
+/// set_enabled(sys, name, true)?;
+/// assert_eq!(set_enabled(sys, c_str!("no_such_event"), true), Err(EINVAL));
+/// assert!(targets.in_use());
+/// assert_eq!(reg.data().registered.load(Ordering::Relaxed), 1);
+/// let mut written = 0;
+/// targets.files().for_each(|f| {
+///     if !f.soft_disabled() {
+///         if let Some(mut rec) = f.reserve(16) {
+///             rec.bytes()[8..16].copy_from_slice(&42u64.to_ne_bytes());
+///             written += 1;
+///         }
+///     }
+/// });
+/// assert_eq!(written, 1);
+/// // Enabled, it cannot be removed.
+/// assert_eq!(reg.remove(&lock_events()), Err(EBUSY));
+/// set_enabled(sys, name, false)?;
+/// assert!(!targets.in_use());
+/// assert_eq!(reg.data().registered.load(Ordering::Relaxed), 0);
+/// let lock = lock_events();
+/// reg.as_mut().remove(&lock)?;
+/// // The record names a removed event (whose id a later event may take).
+/// lock.reset_instances();
+/// # Ok::<(), Error>(())
+/// ```
+pub struct Targets {
+    pub(super) files: FileSet,
+    pub(super) perf: PerfSlot,
+}
+
+impl Targets {
+    /// No instance, no perf. Only [`Registration::new`] makes them, one set
+    /// for its event: two events never share one.
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM`.
+    pub(super) fn new() -> Result<Arc<Self>> {
+        Ok(Arc::new(
+            Targets {
+                files: FileSet::new(),
+                perf: PerfSlot::new(),
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// The trace instances the event is enabled in.
+    #[inline]
+    pub fn files(&self) -> &FileSet {
+        &self.files
+    }
+
+    /// perf, while it has the event open.
+    #[inline]
+    pub fn perf(&self) -> &PerfSlot {
+        &self.perf
+    }
+
+    /// Enabled in some instance or open by perf.
+    pub fn in_use(&self) -> bool {
+        !self.files.is_empty() || self.perf.is_set()
+    }
+}
+
+/// The instances an event is enabled in, for its probe handler (the
+/// [`Targets`]' files).
+///
+/// # Invariants
+///
+/// A non-null entry is a `trace_event_file` between the event's
+/// `TRACE_REG_REGISTER` and `TRACE_REG_UNREGISTER` for it: only
+/// [`Registration`](super::Registration)'s `reg` callback adds and removes entries, and it
+/// removes each one (waiting for readers) before the core lets go of the
+/// file.
+pub struct FileSet {
+    files: [AtomicPtr<bindings::trace_event_file>; MAX_INSTANCES],
+    /// One past the last non-null entry: the hit path walks `files` up to
+    /// here, so the usual single instance costs one slot. (A count of the
+    /// entries, as before, let a walk stop before an entry that stayed
+    /// enabled when another was removed and a third added in front of it
+    /// meanwhile.) Changed only by `add` and `remove`, which the tracing
+    /// core calls under `event_mutex`.
+    end: AtomicUsize,
+}
+
+impl FileSet {
+    /// No instance.
+    const fn new() -> Self {
+        // INVARIANT: every entry is null.
+        FileSet {
+            files: [const { AtomicPtr::new(ptr::null_mut()) }; MAX_INSTANCES],
+            end: AtomicUsize::new(0),
+        }
+    }
+
+    /// Adds an instance (from `reg`'s `TRACE_REG_REGISTER`).
+    ///
+    /// # Errors
+    ///
+    /// `ENOSPC` beyond [`MAX_INSTANCES`].
+    pub(super) fn add(&self, file: &EventFile) -> Result {
+        for (i, slot) in self.files.iter().enumerate() {
+            // INVARIANT: `file` is the instance whose `TRACE_REG_REGISTER`
+            // the caller (`Registration::reg`) is handling, valid until its
+            // `TRACE_REG_UNREGISTER`, where `reg` has `remove` clear it.
+            let taken = slot.compare_exchange(
+                ptr::null_mut(),
+                file.as_raw(),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            );
+            if taken.is_ok() {
+                // After the entry: a walk that sees the new end sees it.
+                self.end.fetch_max(i + 1, Ordering::Release);
+                return Ok(());
+            }
+        }
+        Err(ENOSPC)
+    }
+
+    /// Removes an instance (from `reg`) and waits until no handler can see
+    /// it any more.
+    pub(super) fn remove(&self, file: &EventFile) {
+        for slot in &self.files {
+            // INVARIANT: cleared in `TRACE_REG_UNREGISTER` (the caller is
+            // `Registration::reg`), before the core lets go of `file`;
+            // `synchronize_rcu()` below waits for the readers that saw it.
+            let _ = slot.compare_exchange(
+                file.as_raw(),
+                ptr::null_mut(),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            );
+        }
+        // Entries that stay are all before the new end (writers are
+        // serialised by `event_mutex`, so nothing is added meanwhile).
+        let end = self
+            .files
+            .iter()
+            .rposition(|slot| !slot.load(Ordering::Relaxed).is_null())
+            .map_or(0, |i| i + 1);
+        self.end.store(end, Ordering::Release);
+        // SAFETY: no preconditions; waits for `for_each` callers.
+        unsafe { bindings::synchronize_rcu() };
+    }
+
+    /// Whether no instance is enabled.
+    pub fn is_empty(&self) -> bool {
+        self.end.load(Ordering::Relaxed) == 0
+    }
+
+    /// Calls `f` for each enabled instance. A file added meanwhile may be
+    /// missed and one being removed still seen, as with C's RCU list walk.
+    pub fn for_each(&self, f: impl FnMut(&EventFile)) {
+        // SAFETY: an RCU-sched read side; `remove` waits for it.
+        unsafe { bindings::rcu_read_lock_sched_notrace() };
+        // SAFETY: in the read side taken above.
+        unsafe { self.walk(f) };
+        // SAFETY: locked above.
+        unsafe { bindings::rcu_read_unlock_sched_notrace() };
+    }
+
+    /// As [`FileSet::for_each`], in a probe handler: `regs` proves that
+    /// preemption is off (by [`crate::kprobes::PtRegs`]' invariant), which
+    /// is an RCU read side already, as C's handlers rely on
+    /// (`trace_probe_for_each_link_rcu()` in `kprobe_trace_func()`).
+    #[cfg(CONFIG_KPROBES)]
+    #[inline]
+    pub fn for_each_in_handler(&self, _regs: &crate::kprobes::PtRegs, f: impl FnMut(&EventFile)) {
+        // SAFETY: preemption is off while `_regs` lives, and `remove`'s
+        // `synchronize_rcu()` waits for preemption-disabled regions.
+        unsafe { self.walk(f) };
+    }
+
+    /// The walk of [`FileSet::for_each`].
+    ///
+    /// # Safety
+    ///
+    /// The caller is in an RCU read side (which `remove` waits for) for the
+    /// whole call.
+    #[inline(always)]
+    pub(super) unsafe fn walk(&self, mut f: impl FnMut(&EventFile)) {
+        let end = self.end.load(Ordering::Acquire).min(MAX_INSTANCES);
+        for slot in &self.files[..end] {
+            let p = slot.load(Ordering::Acquire);
+            if !p.is_null() {
+                // SAFETY: by the type invariant `p` stays valid until
+                // `remove` returns, which waits for the caller's read side.
+                f(unsafe { EventFile::from_raw(p) });
+            }
+        }
+    }
+}
+
+/// An event while perf has it open: what a probe handler hands its hits
+/// to, as `kprobe_perf_func()` does (trace_kprobe.c:1582-1628): the BPF
+/// programs attached to the event run first and may drop the hit, then a
+/// record goes to the perf events open on this CPU.
+///
+/// # Invariants
+///
+/// Wraps the `trace_event_call` of a registered event between its
+/// `TRACE_REG_PERF_REGISTER` and `TRACE_REG_PERF_UNREGISTER`.
+#[repr(transparent)]
+pub struct PerfCall(Opaque<bindings::trace_event_call>);
+
+impl PerfCall {
+    /// Borrows the `trace_event_call` at `ptr`, which perf has open, as a [`PerfCall`] for `'a`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be a registered event that perf has open, for `'a`.
+    pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::trace_event_call) -> &'a Self {
+        // INVARIANT: the caller guarantees that `ptr` is a registered event
+        // that perf has open for `'a`, as long as the reference can be used.
+        // SAFETY: `repr(transparent)`; validity by the caller.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    pub(super) fn as_raw(&self) -> *mut bindings::trace_event_call {
+        self.0.get()
+    }
+}
+
+#[cfg(all(CONFIG_KPROBES, CONFIG_PERF_EVENTS))]
+impl PerfCall {
+    /// Runs the BPF programs attached to the event with `regs` as their
+    /// context (`trace_call_bpf()`); false if one says to drop the hit.
+    /// True when no program is attached. `regs` shows that the caller is
+    /// a probe handler, with preemption disabled (see [`PtRegs`]).
+    ///
+    /// [`PtRegs`]: crate::kprobes::PtRegs
+    #[inline(never)]
+    pub fn run_bpf(&self, regs: &crate::kprobes::PtRegs) -> bool {
+        // SAFETY: by the type invariant the call is valid.
+        if !unsafe { bindings::bpf_prog_array_valid(self.as_raw()) } {
+            return true;
+        }
+        // SAFETY: as above; `regs` is valid for the call (the context the
+        // programs of a kprobe event expect), and preemption is disabled
+        // (`PtRegs`' invariant), as `trace_call_bpf()` wants.
+        unsafe { bindings::trace_event_call_bpf(self.as_raw(), regs.as_raw().cast()) != 0 }
+    }
+
+    /// Reserves a perf record of `len` bytes (the `trace_entry` header
+    /// included, which perf fills in) if a perf event on this CPU wants
+    /// the hit; it is submitted when dropped. `regs` shows that the caller
+    /// is a probe handler, with preemption disabled (see [`PtRegs`]), so the
+    /// CPU's buffer and list stay this CPU's.
+    ///
+    /// [`PtRegs`]: crate::kprobes::PtRegs
+    #[inline(never)]
+    pub fn reserve<'a>(
+        &'a self,
+        regs: &'a crate::kprobes::PtRegs,
+        len: usize,
+    ) -> Option<PerfRecord<'a>> {
+        // SAFETY: by the type invariant the call is valid and has its
+        // per-CPU `perf_events` (perf registered it).
+        let head = unsafe { bindings::trace_event_perf_head(self.as_raw()) };
+        if head.is_null() {
+            return None;
+        }
+        // kprobe_perf_func(): the raw data perf copies is a u32 size then
+        // the record, padded to 8 bytes.
+        let size = (len + 4).next_multiple_of(8) - 4;
+        // perf_trace_buf_alloc() warns past its buffer: drop such a record
+        // quietly instead (C warns once).
+        if size > bindings::PERF_MAX_TRACE_SIZE as usize {
+            return None;
+        }
+        let size_c = i32::try_from(size).ok()?;
+        let mut rctx = 0;
+        // SAFETY: `rctx` is written by the call; a NULL regs pointer asks
+        // for no perf regs (we pass the probe's own).
+        let buf = unsafe { bindings::perf_trace_buf_alloc(size_c, ptr::null_mut(), &mut rctx) };
+        if buf.is_null() {
+            return None;
+        }
+        // INVARIANT: `buf` has `size >= len` bytes, owned until submitted,
+        // taken with recursion context `rctx`; `head` is the list of perf
+        // events on the call of the CPU `trace_event_perf_head()` ran on
+        // (this CPU: preemption is disabled while `regs` lives, by
+        // `PtRegs`' invariant, and the record borrows `regs`); `regs` are
+        // the hit's registers.
+        Some(PerfRecord {
+            buf: buf.cast(),
+            len,
+            size: size_c,
+            rctx,
+            head,
+            regs: regs.as_raw(),
+            // SAFETY: by the type invariant the call is valid.
+            ty: unsafe { (*self.as_raw()).event.type_ } as u16,
+            _call: core::marker::PhantomData,
+        })
+    }
+}
+
+/// A perf record being written; submitted to perf when dropped
+/// (`perf_trace_buf_submit()`).
+///
+/// # Invariants
+///
+/// `buf` is perf's per-CPU trace buffer of `size >= len` bytes taken with
+/// recursion context `rctx`; `head` is this CPU's list of perf events on
+/// the event, `regs` the hit's registers.
+#[cfg(all(CONFIG_KPROBES, CONFIG_PERF_EVENTS))]
+#[must_use]
+pub struct PerfRecord<'a> {
+    buf: *mut u8,
+    len: usize,
+    size: i32,
+    rctx: i32,
+    head: *mut bindings::hlist_head,
+    regs: *mut bindings::pt_regs,
+    ty: u16,
+    _call: core::marker::PhantomData<&'a PerfCall>,
+}
+
+#[cfg(all(CONFIG_KPROBES, CONFIG_PERF_EVENTS))]
+impl PerfRecord<'_> {
+    /// The whole record, zeroed; bytes 0..8 are the `trace_entry` header,
+    /// which perf fills in when the record is submitted.
+    pub fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: by the type invariant `buf` has `len` writable bytes.
+        unsafe {
+            ptr::write_bytes(self.buf, 0, self.len);
+            core::slice::from_raw_parts_mut(self.buf, self.len)
+        }
+    }
+}
+
+#[cfg(all(CONFIG_KPROBES, CONFIG_PERF_EVENTS))]
+impl Drop for PerfRecord<'_> {
+    #[inline(never)]
+    fn drop(&mut self) {
+        // SAFETY: by the type invariant; `perf_tp_event()` releases the
+        // recursion context.
+        unsafe {
+            bindings::perf_tp_event(
+                self.ty,
+                1,
+                self.buf.cast(),
+                self.size,
+                self.regs,
+                self.head,
+                self.rctx,
+                ptr::null_mut(),
+            )
+        };
+    }
+}
+
+/// Where a probe handler finds the event's [`PerfCall`] while perf has the
+/// event open (the [`Targets`]' perf).
+///
+/// # Invariants
+///
+/// A non-null `call` is a [`PerfCall`]: only [`Registration`](super::Registration)'s `reg`
+/// callback sets it (in `TRACE_REG_PERF_REGISTER`) and clears it (in
+/// `TRACE_REG_PERF_UNREGISTER`, waiting for readers).
+pub struct PerfSlot {
+    call: AtomicPtr<bindings::trace_event_call>,
+}
+
+impl PerfSlot {
+    /// Empty.
+    const fn new() -> Self {
+        // INVARIANT: `call` is null.
+        PerfSlot {
+            call: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// Keeps `perf` (from `reg`'s `TRACE_REG_PERF_REGISTER`).
+    pub(super) fn set(&self, perf: &PerfCall) {
+        // INVARIANT: `perf` is the event whose `TRACE_REG_PERF_REGISTER` the
+        // caller (`Registration::reg`) is handling; `reg` has `clear` forget
+        // it in its `TRACE_REG_PERF_UNREGISTER`.
+        self.call.store(perf.as_raw(), Ordering::Release);
+    }
+
+    /// Forgets it (from `reg`) and waits until no handler can see it any
+    /// more.
+    pub(super) fn clear(&self) {
+        // INVARIANT: null from here on; `synchronize_rcu()` below waits for
+        // the `with` callers that loaded the old value.
+        self.call.store(ptr::null_mut(), Ordering::Release);
+        // SAFETY: no preconditions; waits for `with` callers.
+        unsafe { bindings::synchronize_rcu() };
+    }
+
+    /// Whether perf has the event open.
+    #[inline]
+    pub fn is_set(&self) -> bool {
+        !self.call.load(Ordering::Relaxed).is_null()
+    }
+
+    /// Calls `f` with the event if perf has it open.
+    pub fn with(&self, f: impl FnOnce(&PerfCall)) {
+        if !self.is_set() {
+            return;
+        }
+        // SAFETY: an RCU-sched read side; `clear` waits for it.
+        unsafe { bindings::rcu_read_lock_sched_notrace() };
+        let p = self.call.load(Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: by the type invariant `p` stays valid until `clear`
+            // returns, which waits for this read side.
+            f(unsafe { PerfCall::from_raw(p) });
+        }
+        // SAFETY: locked above.
+        unsafe { bindings::rcu_read_unlock_sched_notrace() };
+    }
+}
