@@ -6,6 +6,8 @@ set -euo pipefail
 
 PKGS=(linux-source-6.12 clang lld llvm libclang-dev qemu-system-x86 busybox-static
       bc bison flex libelf-dev libssl-dev cpio xz-utils make python3 kmod rsync patch
+      # The patch series: git (format-patch, am) and perl (checkpatch.pl).
+      git perl
       # The client tools scripts/tools.sh runs in the VM from the host's root
       # (gcc and libc6-dev build its static trigger).
       linux-perf trace-cmd bpfcc-tools python3-bpfcc bpftrace gcc libc6-dev)
