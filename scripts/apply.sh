@@ -33,11 +33,7 @@ else
 	# the files the series touches.
 	scratch=$(mktemp -d)
 	trap 'rm -rf "$scratch"' EXIT
-	grep -h '^+++ b/' "${patches[@]}" | sed 's|^+++ b/||; s|[[:space:]].*||' | sort -u \
-		| while read -r f; do
-			[ -e "$kdir/$f" ] || continue
-			mkdir -p "$scratch/$(dirname "$f")" && cp "$kdir/$f" "$scratch/$f"
-		done
+	patched_files "${patches[@]}" | copy_existing "$kdir" "$scratch"
 	for p in "${patches[@]}"; do
 		patch -s -p1 -F0 -d "$scratch" --no-backup-if-mismatch < "$p" > /dev/null \
 			|| die "$(basename "$p") does not apply to $kdir; nothing changed"

@@ -7,8 +7,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tree=$(readlink -f "$ROOT/build/tree")
 out=$CACHE/out-test
-exec 9>"$CACHE/lock"
-flock 9
+lock_build_cache
 # Make rebuilds the kernel crate and the module when their objects are gone:
 # removed here, in out-test only (touching the shared tree's sources would
 # make every variant rebuild them, and relink, on its next build).

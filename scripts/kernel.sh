@@ -13,8 +13,7 @@ variant=${1:?usage: kernel.sh test|ref|debug}
 bash "$ROOT/scripts/deps.sh"
 mkdir -p "$CACHE"
 # One build at a time per cache, whichever clone asks.
-exec 9>"$CACHE/lock"
-flock 9
+lock_build_cache
 tree=$(bash "$ROOT/scripts/tree.sh")
 out=$CACHE/out-$variant
 mkdir -p "$out"

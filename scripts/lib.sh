@@ -36,6 +36,28 @@ pristine_dir() {
 	echo "$dir"
 }
 
+# Takes the build cache's lock (one kernel build or cache user at a time)
+# for the rest of the calling script.
+lock_build_cache() {
+	exec 9>"$CACHE/lock"
+	flock 9
+}
+
+# The files PATCH... edit (their `+++ b/` lines), one a line.
+patched_files() {
+	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$@"
+}
+
+# Copies from SRC to DST the files named on standard input that SRC has (a
+# file a patch creates is not there yet), keeping their paths.
+copy_existing() { # SRC DST
+	local f
+	sort -u | while read -r f; do
+		[ -e "$1/$f" ] || continue
+		mkdir -p "$2/$(dirname "$f")" && cp "$1/$f" "$2/$f"
+	done
+}
+
 # Whether a variant runs the module as its kprobe_events provider (`test`, and
 # `debug`, which is `test` with the kernel's debug machinery).
 module_variant() {

@@ -7,8 +7,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tree=$(readlink -f "$ROOT/build/tree")
 out=$CACHE/out-test
-exec 9>"$CACHE/lock"
-flock 9
+lock_build_cache
 # The docs depend on the tree (its key covers every input) and the config:
 # a run that passed with the same ones is not repeated.
 key=$(cat "$tree/.key" "$out/.config" | sha256sum | cut -d' ' -f1)

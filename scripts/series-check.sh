@@ -33,11 +33,7 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 git -C "$work" init -q
-{ echo Makefile; grep -h '^+++ b/' "${patches[@]}" | sed 's|^+++ b/||; s|[[:space:]].*||'; } | sort -u \
-	| while read -r f; do
-		[ -e "$pristine/$f" ] || continue
-		mkdir -p "$work/$(dirname "$f")" && cp "$pristine/$f" "$work/$f"
-	done
+{ echo Makefile; patched_files "${patches[@]}"; } | copy_existing "$pristine" "$work"
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 git -C "$work" -c user.name=user -c user.email=user@example.org add -A
 git -C "$work" -c user.name=user -c user.email=user@example.org commit -q -m 6.12

@@ -34,13 +34,10 @@ entries() { grep -v '^#' "$list" | grep -v '^[[:space:]]*$'; }
 
 # The pristine files the patches edit.
 git_ init -q
-entries | while read -r patch _; do
-	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$ROOT/patches/$patch"
-done | { sort -u; echo MAINTAINERS; } | while read -r f; do
-	[ -e "$pristine/$f" ] || continue # a file the series creates
-	mkdir -p "$work/$(dirname "$f")"
-	cp "$pristine/$f" "$work/$f"
-done
+{
+	entries | while read -r patch _; do patched_files "$ROOT/patches/$patch"; done
+	echo MAINTAINERS
+} | copy_existing "$pristine" "$work"
 git_ add -A
 git_ commit -q --allow-empty -m "linux-source-6.12 (the files the series edits)"
 git_ tag pristine
