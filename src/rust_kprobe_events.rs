@@ -22,7 +22,10 @@
 //! perf, BPF and the client tools use the events as they use C's (see
 //! Documentation/trace/rust-kprobetrace.rst for what is not there yet).
 
-use kernel::{c_str, kprobes, prelude::*, str::CStr, sync::Arc, tracefs, uaccess::UserSliceReader};
+use kernel::{
+    c_str, kprobes, prelude::*, str::CStr, sync::Arc, trace_event::dyn_event::Type, tracefs,
+    uaccess::UserSliceReader,
+};
 
 mod kernel_env;
 pub mod probe;
@@ -30,7 +33,7 @@ mod trace_kprobe;
 
 use kernel_env::Raw;
 use probe::lines::{run_commands, WRITE_BUFSIZE};
-use trace_kprobe::{Kprobes, Probes};
+use trace_kprobe::Probes;
 
 module! {
     type: RustKprobeEvents,
@@ -47,7 +50,7 @@ kernel::module_param_str!(
 );
 
 /// `kprobe_events`.
-struct EventsFile(Arc<Kprobes>);
+struct EventsFile(Arc<Type<Probes>>);
 
 #[vtable]
 impl tracefs::Operations for EventsFile {
@@ -83,7 +86,7 @@ impl tracefs::Operations for EventsFile {
 }
 
 /// `kprobe_profile`.
-struct ProfileFile(Arc<Kprobes>);
+struct ProfileFile(Arc<Type<Probes>>);
 
 #[vtable]
 impl tracefs::Operations for ProfileFile {
@@ -93,7 +96,7 @@ impl tracefs::Operations for ProfileFile {
 }
 
 /// Registers probes on modules as they load.
-struct Coming(Arc<Kprobes>);
+struct Coming(Arc<Type<Probes>>);
 
 impl kprobes::ModuleComing for Coming {
     fn coming(&self, name: &CStr) {
@@ -105,7 +108,7 @@ struct RustKprobeEvents {
     _events: Pin<KBox<tracefs::File<EventsFile>>>,
     _profile: Pin<KBox<tracefs::File<ProfileFile>>>,
     _coming: Pin<KBox<kprobes::ModuleNotifier<Coming>>>,
-    probes: Arc<Kprobes>,
+    probes: Arc<Type<Probes>>,
 }
 
 /// File names and default group: beside the C implementation, other names.

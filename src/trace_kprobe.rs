@@ -15,6 +15,22 @@
 //! as C's `trace_kprobe` embeds a `dyn_event`: that file lists, creates and
 //! removes them too.
 //!
+//! Six names for the three things, each with its owner and its glue:
+//!
+//! - the registry: [`Probes`], the `dynamic_events` type of kprobe events
+//!   (registered as a `Type<Probes>`), behind `kprobe_events`;
+//! - a probe: [`TraceKprobe`], its kprobe or kretprobe registration (or
+//!   none yet), in the registry's list and its event's list of probes to
+//!   arm; [`ProbeShared`], what its handler reads on a hit (its spec, its
+//!   event, its counters), linked into `dynamic_events`; [`Hit`], the
+//!   handler the kprobe core calls, which holds the `ProbeShared` (the
+//!   kprobes crate takes the handler by value, and the orphan rule wants a
+//!   local type to implement its traits on);
+//! - an event: [`EventShared`], what its callbacks and its probes'
+//!   handlers share (layout, targets, the probes to arm); [`Event`], the
+//!   tracing core's callbacks, which hold the `EventShared` (the same
+//!   reason as `Hit`). The registry keeps the event's registration.
+//!
 //! Locks, outer first: the tracing core's `event_mutex` (held when the core
 //! calls [`Event`]'s callbacks and the `dynamic_events` callbacks; as in C,
 //! every change to the probes happens under it), the probe list
@@ -27,7 +43,8 @@ mod registration;
 mod stored;
 
 use event::{Event, EventShared, PrintFmt};
-use registration::{module_exists, register, Kp};
+use hit::Hit;
+use registration::{module_exists, register};
 use stored::{Args, StoredEntry, StoredProbe, StoredSymbol};
 
 use core::fmt::Write;
@@ -105,27 +122,60 @@ impl ProbeShared {
     }
 }
 
-/// One line of `kprobe_events`. Unlinked from `dynamic_events` before it
-/// is dropped.
-struct TraceKprobe {
-    shared: Arc<Entry<ProbeShared>>,
-    _probe: Kp,
-}
-
-impl Drop for TraceKprobe {
-    fn drop(&mut self) {
-        // The event's list holds the other reference to the registration:
-        // dropping both unregisters the kprobe.
-        self.shared.event.detach(&self._probe);
-    }
+/// A probe: one line of `kprobe_events` and of `dynamic_events`, with its
+/// kprobe or kretprobe once registered. Cloned into its event's list of
+/// probes to arm ([`EventShared::attach`]); unlinked from it
+/// ([`EventShared::detach`]) before the list of probes lets it go, which
+/// breaks the cycle event -> probe -> event.
+#[derive(Clone)]
+pub(super) enum TraceKprobe {
+    /// Not registered: on a module that is not loaded yet, or on an
+    /// address in no symbol (trace_kprobe.c:616-620).
+    Pending(Arc<Entry<ProbeShared>>),
+    K(Arc<kprobes::Registration<Hit>>),
+    R(Arc<kprobes::RetRegistration<Hit>>),
 }
 
 impl TraceKprobe {
+    /// What the probe's handler needs.
+    fn shared(&self) -> &Arc<Entry<ProbeShared>> {
+        match self {
+            TraceKprobe::Pending(s) => s,
+            TraceKprobe::K(k) => &k.handler().0,
+            TraceKprobe::R(r) => &r.handler().0,
+        }
+    }
+
+    /// Arms the probe, unless it is gone with its module
+    /// (`__enable_trace_kprobe()` skips those).
+    pub(super) fn enable(&self) -> Result {
+        match self {
+            TraceKprobe::Pending(_) => Ok(()),
+            TraceKprobe::K(k) if k.gone() => Ok(()),
+            TraceKprobe::R(r) if r.gone() => Ok(()),
+            TraceKprobe::K(k) => k.enable(),
+            TraceKprobe::R(r) => r.enable(),
+        }
+    }
+
+    pub(super) fn disable(&self) -> Result {
+        match self {
+            TraceKprobe::Pending(_) => Ok(()),
+            TraceKprobe::K(k) => k.disable(),
+            TraceKprobe::R(r) => r.disable(),
+        }
+    }
+
+    /// The same probe.
+    pub(super) fn same(&self, other: &TraceKprobe) -> bool {
+        Arc::ptr_eq(self.shared(), other.shared())
+    }
+
     fn nmissed(&self) -> usize {
-        match &self._probe {
-            Kp::Pending => 0,
-            Kp::K(k) => k.nmissed(),
-            Kp::R(r) => r.nmissed(),
+        match self {
+            TraceKprobe::Pending(_) => 0,
+            TraceKprobe::K(k) => k.nmissed(),
+            TraceKprobe::R(r) => r.nmissed(),
         }
     }
 }
@@ -133,12 +183,6 @@ impl TraceKprobe {
 // The record heads the probe language lays out start with the kernel's
 // `trace_entry`.
 const _: () = assert!(format::KPROBE_HEAD == trace_event::ENTRY_SIZE + 8);
-
-/// One `events/<GRP>/<EVENT>/`.
-struct TraceEvent {
-    shared: Arc<EventShared>,
-    reg: Pin<KBox<trace_event::Registration<Event>>>,
-}
 
 /// Why a definition failed.
 enum Fail {
@@ -163,22 +207,34 @@ impl From<kernel::alloc::AllocError> for Fail {
 /// The probes in creation order, and their events.
 struct State {
     probes: KVec<TraceKprobe>,
-    events: KVec<TraceEvent>,
+    /// The events (`events/<GRP>/<EVENT>/`), registered with the tracing
+    /// core.
+    events: KVec<Pin<KBox<trace_event::Registration<Event>>>>,
     /// Removed probes whose kprobes are still registered: unregistered
     /// together, with one RCU grace period, by [`State::bury`] before the
     /// write or truncation that removed them returns (C waits for one
     /// grace period a probe).
-    removed: KVec<Kp>,
+    removed: KVec<TraceKprobe>,
     /// A truncation of `dynamic_events` is under way: its `free` calls
     /// leave the kprobes to the last one (see [`Probes::free`]).
     truncating: bool,
+}
+
+impl Drop for State {
+    fn drop(&mut self) {
+        // Breaks the cycles event -> probe -> event (see [`TraceKprobe`]).
+        for p in self.probes.iter() {
+            p.shared().event.detach(p);
+        }
+    }
 }
 
 impl State {
     fn event_of(&self, group: &[u8], name: &[u8]) -> Option<usize> {
         self.events
             .iter()
-            .position(|e| e.shared.name.as_bytes() == name && group_of(e) == group)
+            .map(|e| &e.data().0)
+            .position(|e| e.name.as_bytes() == name && e.group.as_bytes() == group)
     }
 
     /// The probes of `ev`, in creation order.
@@ -188,7 +244,7 @@ impl State {
     ) -> impl Iterator<Item = &'a TraceKprobe> + Clone {
         self.probes
             .iter()
-            .filter(move |p| Arc::ptr_eq(&p.shared.event, ev))
+            .filter(move |p| Arc::ptr_eq(&p.shared().event, ev))
     }
 
     fn siblings(&self, ev: &Arc<EventShared>) -> usize {
@@ -200,11 +256,15 @@ impl State {
         if self.siblings(ev) != 0 {
             return Ok(());
         }
-        let Some(i) = self.events.iter().position(|e| Arc::ptr_eq(&e.shared, ev)) else {
+        let Some(i) = self
+            .events
+            .iter()
+            .position(|e| Arc::ptr_eq(&e.data().0, ev))
+        else {
             return Ok(());
         };
-        self.events[i].reg.remove(lock)?;
-        self.events.retain(|e| !Arc::ptr_eq(&e.shared, ev));
+        self.events[i].remove(lock)?;
+        self.events.retain(|e| !Arc::ptr_eq(&e.data().0, ev));
         Ok(())
     }
 
@@ -212,28 +272,28 @@ impl State {
     /// siblings goes even while its event is enabled; the last probe of an
     /// event goes with the event, so not while that is enabled or in use.
     fn remove_probe(&mut self, lock: &EventLock, i: usize) -> Result {
-        let ev = self.probes[i].shared.event.clone();
+        let ev = self.probes[i].shared().event.clone();
         if self.siblings(&ev) <= 1 {
             if ev.in_use() {
                 return Err(EBUSY);
             }
-            if let Some(e) = self.events.iter_mut().find(|e| Arc::ptr_eq(&e.shared, &ev)) {
-                e.reg.remove(lock).map_err(|_| EBUSY)?;
+            if let Some(e) = self.events.iter().find(|e| Arc::ptr_eq(&e.data().0, &ev)) {
+                e.remove(lock).map_err(|_| EBUSY)?;
             }
         }
         // Allocates nothing (KVec::retain, from the series's kvec patch): the removal cannot
         // fail half-way. The kprobe is unregistered by `bury`, or here when
         // there is no room to keep it until then.
-        let kp = core::mem::replace(&mut self.probes[i]._probe, Kp::Pending);
-        self.probes[i].shared.event.detach(&kp);
-        let _ = self.removed.push(kp, GFP_KERNEL);
+        let p = &self.probes[i];
+        ev.detach(p);
+        let _ = self.removed.push(p.clone(), GFP_KERNEL);
         let mut at = 0;
         self.probes.retain(|p| {
             at += 1;
             if at - 1 != i {
                 return true;
             }
-            p.shared.remove(lock);
+            p.shared().remove(lock);
             false
         });
         self.drop_event_if_empty(lock, &ev)
@@ -246,20 +306,16 @@ impl State {
     fn bury(&mut self) {
         self.truncating = false;
         kprobes::unregister_all(self.removed.iter().filter_map(|k| match k {
-            Kp::K(k) => Some(&**k),
+            TraceKprobe::K(k) => Some(&**k),
             _ => None,
         }));
         kprobes::unregister_all_ret(self.removed.iter().filter_map(|k| match k {
-            Kp::R(r) => Some(&**r),
+            TraceKprobe::R(r) => Some(&**r),
             _ => None,
         }));
         // Dropping them frees them; their kprobes are unregistered.
         drop(core::mem::take(&mut self.removed));
     }
-}
-
-fn group_of(e: &TraceEvent) -> &[u8] {
-    e.shared.group.as_bytes()
 }
 
 /// Everything behind `kprobe_events`; the `dynamic_events` type of kprobe
@@ -274,13 +330,13 @@ pub(crate) struct Probes {
     group: &'static [u8],
 }
 
-/// The registered [`Probes`].
-pub(crate) type Kprobes = Type<Probes>;
-
 impl Probes {
     /// No probes; events default to group `group`. Registered as the
     /// `dynamic_events` type of kprobe events.
-    pub(crate) fn new(module: &'static ThisModule, group: &'static [u8]) -> Result<Arc<Kprobes>> {
+    pub(crate) fn new(
+        module: &'static ThisModule,
+        group: &'static [u8],
+    ) -> Result<Arc<Type<Probes>>> {
         let buffers = Arc::new(HitBuffers::new()?, GFP_KERNEL)?;
         let errors = trace_event::ErrorLog::new(&crate::probe::error::TEXTS)?;
         Arc::pin_init(
@@ -323,7 +379,7 @@ impl Probes {
 
     /// Runs one command line of `kprobe_events`
     /// (`create_or_delete_trace_kprobe()`).
-    pub(crate) fn command(ty: &Kprobes, line: &[u8]) -> Result {
+    pub(crate) fn command(ty: &Type<Probes>, line: &[u8]) -> Result {
         if line.first() == Some(&b'-') {
             return ty.data().remove(line);
         }
@@ -338,9 +394,9 @@ impl Probes {
 
     /// Defines a probe (`trace_kprobe_create()`): `ECANCELED` for a line
     /// that is not a probe definition.
-    fn define(ty: &Kprobes, line: &[u8]) -> Result {
+    fn define(ty: &Type<Probes>, line: &[u8]) -> Result {
         let this = ty.data();
-        // Kprobes a truncation of `dynamic_events` left when it stopped
+        // The kprobes a truncation of `dynamic_events` left when it stopped
         // half-way (see `free`).
         this.bury();
         let mut tokens = KBox::new(Tokens::new(), GFP_KERNEL)?;
@@ -351,7 +407,7 @@ impl Probes {
         }
     }
 
-    fn create(&self, ty: &Kprobes, line: &[u8], tokens: &mut Tokens) -> Result<(), Fail> {
+    fn create(&self, ty: &Type<Probes>, line: &[u8], tokens: &mut Tokens) -> Result<(), Fail> {
         let mut spec = match command::parse(line, tokens, &KernelEnv, Args(KVec::new())) {
             Ok(None) => return Ok(()),
             Ok(Some(p)) => p,
@@ -387,8 +443,8 @@ impl Probes {
         let existing = state.event_of(spec.group.as_bytes(), spec.event.as_bytes());
         let event = match existing {
             Some(i) => {
-                let ev = state.events[i].shared.clone();
-                check_append(&spec, state.probes_of(&ev).map(|p| &p.shared.spec))
+                let ev = state.events[i].data().0.clone();
+                check_append(&spec, state.probes_of(&ev).map(|p| &p.shared().spec))
                     .map_err(Fail::Parse)?;
                 ev
             }
@@ -428,7 +484,7 @@ impl Probes {
                 pr_warn!(
                     "This probe might be able to register after target module is loaded. Continue.\n"
                 );
-                Kp::Pending
+                TraceKprobe::Pending(shared.clone())
             }
             Err(e) => {
                 drop(shared);
@@ -449,13 +505,7 @@ impl Probes {
         }
         shared.add(&lock, ty);
         // Cannot fail: reserved above.
-        let _ = state.probes.push(
-            TraceKprobe {
-                shared,
-                _probe: probe,
-            },
-            GFP_KERNEL,
-        );
+        let _ = state.probes.push(probe, GFP_KERNEL);
         Ok(())
     }
 
@@ -525,13 +575,7 @@ impl Probes {
         })?;
         let shared = reg.data().0.clone();
         // Cannot fail: reserved above.
-        let _ = state.events.push(
-            TraceEvent {
-                shared: shared.clone(),
-                reg,
-            },
-            GFP_KERNEL,
-        );
+        let _ = state.events.push(reg, GFP_KERNEL);
         Ok(shared)
     }
 
@@ -548,7 +592,7 @@ impl Probes {
         let mut i = 0;
         let mut res = Ok(());
         while i < state.probes.len() {
-            let p = &state.probes[i].shared;
+            let p = state.probes[i].shared();
             if !r.matches(line, &tokens, &p.spec, p.hashed()) {
                 i += 1;
                 continue;
@@ -576,7 +620,7 @@ impl Probes {
     ///
     /// Never fails: it runs in module init after events can exist (and be
     /// enabled), and a failed init would free them while registered.
-    pub(crate) fn boot_events(ty: &Kprobes, list: &[u8]) {
+    pub(crate) fn boot_events(ty: &Type<Probes>, list: &[u8]) {
         if let Err(e) = Self::try_boot_events(ty, list) {
             pr_warn!(
                 "Failed to set up the kprobe_event parameter: {}\n",
@@ -585,7 +629,7 @@ impl Probes {
         }
     }
 
-    fn try_boot_events(ty: &Kprobes, list: &[u8]) -> Result {
+    fn try_boot_events(ty: &Type<Probes>, list: &[u8]) -> Result {
         let mut buf = KVec::with_capacity(list.len(), GFP_KERNEL)?;
         for &c in list {
             buf.push(if c == b',' { b' ' } else { c }, GFP_KERNEL)?;
@@ -602,8 +646,8 @@ impl Probes {
             for e in ty.data().state.lock().events.iter() {
                 names.push(
                     (
-                        cstring(e.shared.group.as_bytes())?,
-                        cstring(e.shared.name.as_bytes())?,
+                        cstring(e.data().0.group.as_bytes())?,
+                        cstring(e.data().0.name.as_bytes())?,
                     ),
                     GFP_KERNEL,
                 )?;
@@ -628,16 +672,17 @@ impl Probes {
         let _lock = lock_events();
         let mut state = self.state.lock();
         for p in state.probes.iter_mut() {
-            if p.shared.spec.module() != Some(module) {
+            if p.shared().spec.module() != Some(module) {
                 continue;
             }
-            p.shared.event.detach(&p._probe);
-            p._probe = Kp::Pending;
-            match register(&p.shared).and_then(|k| p.shared.event.attach(&k).map(|()| k)) {
-                Ok(k) => p._probe = k,
+            let shared = p.shared().clone();
+            shared.event.detach(p);
+            *p = TraceKprobe::Pending(shared.clone());
+            match register(&shared).and_then(|k| shared.event.attach(&k).map(|()| k)) {
+                Ok(k) => *p = k,
                 Err(e) => pr_warn!(
                     "Failed to re-register probe {} on {}: {}\n",
-                    Escaped(p.shared.spec.event.as_bytes()),
+                    Escaped(shared.spec.event.as_bytes()),
                     Escaped(module),
                     e.to_errno()
                 ),
@@ -650,7 +695,7 @@ impl Probes {
     pub(crate) fn clear(&self) -> Result {
         let lock = lock_events();
         let mut state = self.state.lock();
-        let mut res = if state.events.iter().any(|e| e.shared.in_use()) {
+        let mut res = if state.events.iter().any(|e| e.data().0.in_use()) {
             Err(EBUSY)
         } else {
             Ok(())
@@ -675,7 +720,7 @@ impl Probes {
     pub(crate) fn show(&self, w: &mut dyn core::fmt::Write) -> Result {
         let _lock = lock_events();
         for p in self.state.lock().probes.iter() {
-            p.shared.show(w)?;
+            p.shared().show(w)?;
         }
         Ok(())
     }
@@ -684,7 +729,7 @@ impl Probes {
     pub(crate) fn profile(&self, w: &mut dyn core::fmt::Write) -> Result {
         let _lock = lock_events();
         for p in self.state.lock().probes.iter() {
-            let s = &p.shared;
+            let s = p.shared();
             let name = s.spec.event.as_bytes();
             let pad = 44usize.saturating_sub(name.len());
             writeln!(
@@ -705,7 +750,7 @@ impl Probes {
 impl dyn_event::Provider for Probes {
     type Entry = ProbeShared;
 
-    fn create(ty: &Kprobes, command: &CStr) -> Result {
+    fn create(ty: &Type<Probes>, command: &CStr) -> Result {
         Self::define(ty, command.as_bytes())
     }
 
@@ -735,7 +780,7 @@ impl dyn_event::Provider for Probes {
         match state
             .probes
             .iter()
-            .position(|p| core::ptr::eq(&**p.shared, entry))
+            .position(|p| core::ptr::eq(&***p.shared(), entry))
         {
             Some(i) => {
                 let r = state.remove_probe(lock, i);

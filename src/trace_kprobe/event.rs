@@ -13,7 +13,7 @@ use kernel::{
     ThisModule,
 };
 
-use super::registration::Kp;
+use super::TraceKprobe;
 use crate::kernel_env::{KernelSymbols, Raw};
 use crate::probe::{arg::Arg, command, format, output};
 
@@ -36,14 +36,14 @@ pub(crate) struct EventShared {
     pub(super) targets: Arc<Targets>,
     /// The event's probes, armed while the event is in use (`in_use`).
     #[pin]
-    pub(super) arm: Mutex<KVec<Kp>>,
+    pub(super) arm: Mutex<KVec<TraceKprobe>>,
     pub(super) module: &'static ThisModule,
 }
 
 impl EventShared {
     /// Adds a probe, armed if the event is enabled somewhere
     /// (`__register_trace_kprobe()` clears `KPROBE_FLAG_DISABLED` then).
-    pub(super) fn attach(&self, kp: &Kp) -> Result {
+    pub(super) fn attach(&self, kp: &TraceKprobe) -> Result {
         let mut arm = self.arm.lock();
         arm.push(kp.clone(), GFP_KERNEL)?;
         if self.in_use() {
@@ -53,7 +53,7 @@ impl EventShared {
     }
 
     /// Forgets a probe (before it is unregistered).
-    pub(super) fn detach(&self, kp: &Kp) {
+    pub(super) fn detach(&self, kp: &TraceKprobe) {
         let mut arm = self.arm.lock();
         arm.retain(|k| !k.same(kp));
     }

@@ -2,7 +2,7 @@
 
 //! Registering a probe's kprobe or kretprobe (`__register_trace_kprobe()`):
 //! C's checks first (notrace functions, lockdown), then the registration,
-//! shared with the event's list of probes to arm ([`Kp`]).
+//! shared with the event's list of probes to arm ([`TraceKprobe`]).
 
 use core::sync::atomic::Ordering;
 
@@ -15,52 +15,13 @@ use kernel::{
 };
 
 use super::hit::Hit;
-use super::ProbeShared;
+use super::{ProbeShared, TraceKprobe};
 use crate::kernel_env::{self, cstring};
 use crate::probe::{
     arg::EntryList,
     command::{Place as SpecPlace, Probe},
     text::{Escaped, Text},
 };
-
-/// A probe's registration (shared with its event's list of probes to arm).
-#[derive(Clone)]
-pub(super) enum Kp {
-    /// On a module that is not loaded yet.
-    Pending,
-    K(Arc<kprobes::Registration<Hit>>),
-    R(Arc<kprobes::RetRegistration<Hit>>),
-}
-
-impl Kp {
-    /// Arms the probe, unless it is gone with its module
-    /// (`__enable_trace_kprobe()` skips those).
-    pub(super) fn enable(&self) -> Result {
-        match self {
-            Kp::Pending => Ok(()),
-            Kp::K(k) if k.gone() => Ok(()),
-            Kp::R(r) if r.gone() => Ok(()),
-            Kp::K(k) => k.enable(),
-            Kp::R(r) => r.enable(),
-        }
-    }
-
-    pub(super) fn disable(&self) -> Result {
-        match self {
-            Kp::Pending => Ok(()),
-            Kp::K(k) => k.disable(),
-            Kp::R(r) => r.disable(),
-        }
-    }
-
-    pub(super) fn same(&self, other: &Kp) -> bool {
-        match (self, other) {
-            (Kp::K(a), Kp::K(b)) => Arc::ptr_eq(a, b),
-            (Kp::R(a), Kp::R(b)) => Arc::ptr_eq(a, b),
-            _ => false,
-        }
-    }
-}
 
 /// `trace_kprobe_module_exist()` (trace_kprobe.c:115-132): false for an
 /// address probe and for `MOD:SYM` while `MOD` is not loaded.
@@ -96,7 +57,7 @@ fn within_notrace_func(addr: usize) -> bool {
 }
 
 /// Registers the kprobe or kretprobe of a probe.
-pub(super) fn register(shared: &Arc<Entry<ProbeShared>>) -> Result<Kp> {
+pub(super) fn register(shared: &Arc<Entry<ProbeShared>>) -> Result<TraceKprobe> {
     // __register_trace_kprobe() (trace_kprobe.c:498): lockdown first.
     kprobes::lockdown_allows()?;
     // Then traceprobe_update_arg(): an `@SYM` not found.
@@ -145,13 +106,13 @@ pub(super) fn register(shared: &Arc<Entry<ProbeShared>>) -> Result<Kp> {
         )?;
         shared.addr.store(r.address(), Ordering::Relaxed);
         shared.maxactive.store(r.maxactive(), Ordering::Relaxed);
-        Ok(Kp::R(r))
+        Ok(TraceKprobe::R(r))
     } else {
         let k = Arc::pin_init(
             kprobes::Registration::new(place, true, Hit(shared.clone())),
             GFP_KERNEL,
         )?;
         shared.addr.store(k.address(), Ordering::Relaxed);
-        Ok(Kp::K(k))
+        Ok(TraceKprobe::K(k))
     }
 }
