@@ -129,11 +129,6 @@ const NAMES: (&CStr, &CStr, &[u8]) = if cfg!(CONFIG_KPROBE_EVENTS) {
 impl kernel::Module for RustKprobeEvents {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let probes = Probes::new(module, NAMES.2)?;
-        if !cfg!(CONFIG_KPROBE_EVENTS) {
-            // The kernel's kprobe type of `dynamic_events` comes before the
-            // uprobe one; as its replacement, so does this.
-            probes.take_precedence();
-        }
         let events = KBox::pin_init(
             tracefs::File::new(NAMES.0, 0o640, module, EventsFile(probes.clone())),
             GFP_KERNEL,

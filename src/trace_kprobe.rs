@@ -332,28 +332,33 @@ pub(crate) struct Probes {
 
 impl Probes {
     /// No probes; events default to group `group`. Registered as the
-    /// `dynamic_events` type of kprobe events.
+    /// `dynamic_events` type of kprobe events, ahead of the other types
+    /// unless the kernel has its own kprobe events.
     pub(crate) fn new(
         module: &'static ThisModule,
         group: &'static [u8],
     ) -> Result<Arc<Type<Probes>>> {
         let buffers = Arc::new(HitBuffers::new()?, GFP_KERNEL)?;
         let errors = trace_event::ErrorLog::new(&crate::probe::error::TEXTS)?;
-        Arc::pin_init(
-            Type::new(pin_init!(Probes {
-                state <- kernel::new_mutex!(State {
-                    probes: KVec::new(),
-                    events: KVec::new(),
-                    removed: KVec::new(),
-                    truncating: false,
-                }),
-                errors,
-                buffers,
-                module,
-                group,
-            })),
-            GFP_KERNEL,
-        )
+        let probes = pin_init!(Probes {
+            state <- kernel::new_mutex!(State {
+                probes: KVec::new(),
+                events: KVec::new(),
+                removed: KVec::new(),
+                truncating: false,
+            }),
+            errors,
+            buffers,
+            module,
+            group,
+        });
+        if cfg!(CONFIG_KPROBE_EVENTS) {
+            Arc::pin_init(Type::new(probes), GFP_KERNEL)
+        } else {
+            // The kernel's kprobe type of `dynamic_events` comes before the
+            // uprobe one; as its replacement, so does this.
+            Arc::pin_init(Type::new_first(probes), GFP_KERNEL)
+        }
     }
 
     /// Logs `e` in `error_log` as C does, against the command as `tokens`

@@ -109,11 +109,6 @@ struct file *rust_helper_tracefs_open_root_file_for_test(const char *name, int f
 	return f;
 }
 
-void rust_helper_list_move(struct list_head *list, struct list_head *head)
-{
-	list_move(list, head);
-}
-
 void rust_helper_list_add_tail(struct list_head *new, struct list_head *head)
 {
 	list_add_tail(new, head);

@@ -12,9 +12,7 @@
 //! [`Provider::free`]. Dropping the [`Type`] unregisters it (a kernel patch
 //! adds `dyn_event_unregister()`) and unlinks any entry left.
 //!
-//! The C types are private to the tracing core; their layout is mirrored
-//! here from
-//! [`kernel/trace/trace_dynevent.h`](srctree/kernel/trace/trace_dynevent.h).
+//! C header: [`include/linux/trace_dynevent.h`](srctree/include/linux/trace_dynevent.h)
 
 use crate::{
     bindings,
@@ -44,7 +42,10 @@ type Operations = bindings::dyn_event_operations;
 /// `struct dyn_event` (<linux/trace_dynevent.h>).
 type RawEvent = bindings::dyn_event;
 
-use bindings::{dyn_event_list, dyn_event_ops_mutex, dyn_event_register, dyn_event_unregister};
+use bindings::{
+    dyn_event_list, dyn_event_ops_mutex, dyn_event_register, dyn_event_register_first,
+    dyn_event_unregister,
+};
 
 /// A kind of dynamic event. Except for [`Provider::create`], the core
 /// calls these with `event_mutex` held.
@@ -193,6 +194,31 @@ impl<P: Provider> Type<P> {
     where
         Error: From<E>,
     {
+        Self::new_at(data, false)
+    }
+
+    /// Registers `data` as a dynamic event type ahead of the types
+    /// registered before (`dyn_event_register_first()`), as the built-in
+    /// kprobe type is (it registers at `core_initcall`, the uprobe, eprobe
+    /// and synthetic types later): a line that more than one type would
+    /// take (say a `p` line with too many arguments, which the uprobe type
+    /// refuses with `E2BIG`) gets this type's answer. For a type that
+    /// stands in for a built-in one.
+    ///
+    /// # Errors
+    ///
+    /// As [`Type::new`].
+    pub fn new_first<E>(data: impl PinInit<P, E>) -> impl PinInit<Self, Error>
+    where
+        Error: From<E>,
+    {
+        Self::new_at(data, true)
+    }
+
+    fn new_at<E>(data: impl PinInit<P, E>, first: bool) -> impl PinInit<Self, Error>
+    where
+        Error: From<E>,
+    {
         // Fields are initialised in the order written: `ops`, registered,
         // comes last, and an error there drops `data`.
         try_pin_init!(&this in Self {
@@ -214,20 +240,9 @@ impl<P: Provider> Type<P> {
                 });
                 // INVARIANT: on success `ops` is in the core's list and the
                 // registry, with `data` initialised; no entry has `ops` yet.
-                register(TypeId::of::<P>(), this.as_ptr().cast(), ops)
+                register(TypeId::of::<P>(), this.as_ptr().cast(), ops, first)
             }),
         }? Error)
-    }
-
-    /// Makes this type the first the core offers a `dynamic_events` line to,
-    /// as the built-in kprobe type is (it registers at `core_initcall`, the
-    /// uprobe, eprobe and synthetic types later): a line that more than one
-    /// type would answer (say a `p` line with too many arguments, which the
-    /// uprobe type refuses with `E2BIG`) gets this type's answer. Call it
-    /// right after [`Type::new`]: the type is then last in the core's list,
-    /// so the list's head follows it.
-    pub fn take_precedence(&self) {
-        move_first(self.ops.get());
     }
 
     /// The provider.
@@ -426,7 +441,7 @@ fn lock_ops() -> Guard<'static, (), MutexBackend> {
 
 /// Puts `ty` in the registry and `ops` in the core's list.
 #[inline(never)]
-fn register(id: TypeId, ty: *const c_void, ops: *mut Operations) -> Result {
+fn register(id: TypeId, ty: *const c_void, ops: *mut Operations, first: bool) -> Result {
     let guard = lock_ops();
     // SAFETY: the mutex is held (`guard`).
     let slots = unsafe { &mut *REGISTRY.0.get() };
@@ -441,26 +456,17 @@ fn register(id: TypeId, ty: *const c_void, ops: *mut Operations) -> Result {
     drop(guard);
     r?;
     // SAFETY: `ops` is initialised and pinned; the function takes the mutex.
-    let r = crate::error::to_result(unsafe { dyn_event_register(ops) });
+    let r = crate::error::to_result(unsafe {
+        if first {
+            dyn_event_register_first(ops)
+        } else {
+            dyn_event_register(ops)
+        }
+    });
     if r.is_err() {
         unregister_id(id);
     }
     r
-}
-
-/// Moves `ops`, last in the core's list of types, to its front (for
-/// [`Type::take_precedence`]; not generic, as the core's mutex is not
-/// exported to modules).
-#[inline(never)]
-fn move_first(ops: *mut Operations) {
-    let _guard = lock_ops();
-    // SAFETY: the core's mutex (held) guards its list of types; `ops` is in
-    // it (registered by `Type::new`), last, so its `next` is the list's head.
-    unsafe {
-        let list = ptr::addr_of_mut!((*ops).list);
-        let head = (*list).next;
-        bindings::list_move(list, head);
-    }
 }
 
 /// Takes `ops` out of the core's list and the type out of the registry.
