@@ -16,13 +16,14 @@
 #   make series   the patch series against pristine 6.12 into build/series (git format-patch)
 #   make apply KDIR=...  apply the series to your own 6.12 tree (git am if it is a git tree)
 #   make checkpatch  scripts/checkpatch.pl --strict on the series, and the git am path
+#   make series-build  build the series patch by patch (each step builds, no warning; ~40 min)
 #   make clean    remove build/ and target/ (the cache under ~/.cache stays)
 
 VARIANT ?= test
 
 FUZZ_SECONDS ?= 300
 
-.PHONY: run shell check kernel deps host-test fuzz bench bench-vm bench-memory profile vectors series apply checkpatch clean
+.PHONY: run shell check kernel deps host-test fuzz bench bench-vm bench-memory profile vectors series apply checkpatch series-build clean
 
 run:
 	@bash scripts/run.sh
@@ -73,6 +74,9 @@ apply:
 
 checkpatch:
 	@bash scripts/series-check.sh
+
+series-build:
+	@bash scripts/series-build.sh $(if $(FORCE),--force)
 
 clean:
 	rm -rf build target

@@ -9,9 +9,10 @@
 //! text. All through the kernel crate: no `unsafe` here.
 
 use core::cell::Cell;
+use core::mem::offset_of;
 
 use kernel::{
-    kallsyms,
+    bindings, kallsyms,
     kprobes::PtRegs,
     nofault,
     prelude::*,
@@ -137,12 +138,14 @@ impl Env for KernelEnv {
         kallsyms::hash_pointer(addr as usize)
     }
 
+    // The offsets `%pd` and `%pD` read through, as
+    // `traceprobe_expand_dentry_args()` writes them (trace_probe.c:1829-1836).
     fn dentry_name_offset(&self) -> usize {
-        kallsyms::DENTRY_NAME_OFFSET
+        offset_of!(bindings::dentry, d_name) + offset_of!(bindings::qstr, name)
     }
 
     fn file_dentry_offset(&self) -> usize {
-        kallsyms::FILE_DENTRY_OFFSET
+        offset_of!(bindings::file, f_path) + offset_of!(bindings::path, dentry)
     }
 }
 

@@ -388,13 +388,7 @@ impl Probes {
         if line.first() == Some(&b'-') {
             return ty.data().remove(line);
         }
-        Self::define(ty, line).map_err(|e| {
-            if e == dyn_event::canceled() {
-                EINVAL
-            } else {
-                e
-            }
-        })
+        Self::define(ty, line).map_err(|e| if e == ECANCELED { EINVAL } else { e })
     }
 
     /// Defines a probe (`trace_kprobe_create()`): `ECANCELED` for a line

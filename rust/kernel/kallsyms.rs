@@ -40,14 +40,6 @@ use core::ffi::c_void;
 /// at build time that it fits).
 pub const SYMBOL_LEN: usize = 768;
 
-/// `offsetof(struct dentry, d_name.name)`, for `%pd`.
-pub const DENTRY_NAME_OFFSET: usize =
-    core::mem::offset_of!(bindings::dentry, d_name) + core::mem::offset_of!(bindings::qstr, name);
-
-/// `offsetof(struct file, f_path.dentry)`, for `%pD`.
-pub const FILE_DENTRY_OFFSET: usize =
-    core::mem::offset_of!(bindings::file, f_path) + core::mem::offset_of!(bindings::path, dentry);
-
 /// The address of symbol `name`, or 0 (`kallsyms_lookup_name()`).
 #[inline(never)]
 pub fn lookup_name(name: &CStr) -> usize {

@@ -43,7 +43,7 @@ use core::{
 /// path under `ftrace_test_recursion_trylock()`, the int3 path with
 /// interrupts off, kretprobe returns under `preempt_disable_notrace()` in
 /// `rethook_trampoline_handler()`). APIs that need a stable CPU take one as
-/// proof ([`crate::trace_event::PerfCall::reserve`]). `PtRegs` is not
+/// proof (the trace_event module's `PerfCall::reserve`). `PtRegs` is not
 /// `Sync`, so the reference cannot leave the handler's CPU.
 ///
 /// # Invariants

@@ -54,8 +54,10 @@ pub trait Provider: Send + Sync + 'static {
     type Entry: Send + Sync;
 
     /// Creates what `command` (one line written to `dynamic_events`)
-    /// defines, adding its entries to `ty`. `ECANCELED` ([`canceled`]) if
-    /// the line is not for this type.
+    /// defines, adding its entries to `ty`. [`ECANCELED`] if the line is
+    /// not for this type (the core offers it to the next type).
+    ///
+    /// [`ECANCELED`]: crate::error::code::ECANCELED
     fn create(ty: &Type<Self>, command: &CStr) -> Result
     where
         Self: Sized;
@@ -79,12 +81,6 @@ pub trait Provider: Send + Sync + 'static {
         args: Args<'_>,
         entry: &Self::Entry,
     ) -> bool;
-}
-
-/// `ECANCELED`: what [`Provider::create`] returns for a line that is not
-/// for its type.
-pub fn canceled() -> Error {
-    ECANCELED
 }
 
 /// The words after the first of a removal command.
@@ -120,7 +116,7 @@ static REGISTRY: Registry = Registry(UnsafeCell::new([None; 4]));
 ///
 /// ```
 /// use kernel::str::CStr;
-/// use kernel::trace_event::dyn_event::{canceled, Args, Entry, Provider, Type};
+/// use kernel::trace_event::dyn_event::{Args, Entry, Provider, Type};
 /// use kernel::trace_event::{lock_events, EventLock};
 /// use kernel::tracefs::SeqFile;
 ///
@@ -129,7 +125,7 @@ static REGISTRY: Registry = Registry(UnsafeCell::new([None; 4]));
 /// impl Provider for Ty {
 ///     type Entry = u32;
 ///     fn create(_ty: &Type<Self>, command: &CStr) -> Result {
-///         if command.as_bytes().starts_with(b"doctest:") { Ok(()) } else { Err(canceled()) }
+///         if command.as_bytes().starts_with(b"doctest:") { Ok(()) } else { Err(ECANCELED) }
 ///     }
 ///     fn show(&self, _: &EventLock, _e: &u32, m: &mut SeqFile) -> Result {
 ///         m.put(b"doctest\n");
@@ -274,7 +270,7 @@ impl<P: Provider> Type<P> {
     unsafe extern "C" fn create(raw: *const u8) -> c_int {
         // SAFETY: the mutex is held; see `register`.
         let Some(this) = (unsafe { find(TypeId::of::<P>()) }) else {
-            return canceled().to_errno();
+            return ECANCELED.to_errno();
         };
         // SAFETY: registered by `Type<P>::new`, alive until it is
         // unregistered, which takes the mutex the caller holds.

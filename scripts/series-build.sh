@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Builds the patch series one patch at a time (make series-build): a
+# maintainer bisecting through it meets a kernel that builds, without a
+# new warning, after every patch, not only after the last.
+#
+# A copy of the pristine source gets the patches of `make series` in order;
+# after each one the kernel and its modules are built incrementally with the
+# `test` variant's configuration (kconfig/base.config and test.config: the
+# kernel crate, its doctests and the module), re-configured when a patch
+# touches a Kconfig file (the module's symbol exists from its patch on).
+# A step fails on a build error and on a compiler warning the pristine
+# build does not have.
+#
+# It takes about as long as two full kernel builds, so make check does not
+# run it; a passing run is remembered under the series' content and the
+# configuration, and the next run of the same series says so and stops
+# (--force builds again).
+set -euo pipefail
+export LC_ALL=C
+. "$(dirname "$0")/lib.sh"
+trap 'echo "series-build.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
+
+force=0
+[ "${1:-}" = --force ] && force=1
+
+pristine=$(pristine_dir)
+series=$(bash "$ROOT/scripts/series.sh")
+patches=("$series"/*.patch)
+frags=("$ROOT/kconfig/base.config" "$ROOT/kconfig/test.config")
+key=$( { dpkg-query -W -f='${Version}' linux-source-6.12; cat "${frags[@]}" "${patches[@]}"; } | sha256sum | cut -d' ' -f1)
+mark=$CACHE/series-build-passed
+if [ $force = 0 ] && [ "$(cat "$mark" 2>/dev/null)" = "$key" ]; then
+	echo "series-build: this series built patch by patch before (${#patches[@]} patches; --force to build again)"
+	exit 0
+fi
+
+lock_build_cache
+src=$CACHE/series-build-src
+out=$CACHE/out-series-build
+base=$CACHE/series-build-base
+logs=$ROOT/build/results/series-build
+rm -rf "$src" "$out" "$logs"
+mkdir -p "$logs"
+
+jobs=$(nproc)
+kmake() { make -s -C "$src" O="$out" LLVM=1 -j"$jobs" "$@"; }
+configure() {
+	kmake tinyconfig >/dev/null
+	KCONFIG_CONFIG="$out/.config" "$src/scripts/kconfig/merge_config.sh" \
+		-m -O "$out" "$out/.config" "${frags[@]}" >/dev/null 2>&1
+	kmake olddefconfig >/dev/null
+}
+# A build's compiler warnings, as "path:line:col: warning: text" with the
+# path relative to the source (modpost's too).
+warnings() { # LOG
+	grep -i -E '(^|: )warning[:[]' "$1" | sed "s|$src/||" | sort -u || true
+}
+# Builds; fails on an error or a compiler warning the pristine build did
+# not have (6.12 with this configuration has a few, such as clang's
+# -Wframe-larger-than in fs/select.c; a patch that makes a file recompile
+# sees them again). Long Rust symbol names that kallsyms truncates
+# (doctests' closures) are reported by kallsyms, not the compiler, as in
+# every build of this tree.
+build() { # NAME
+	local log=$logs/$1.log new
+	if ! kmake vmlinux modules >"$log" 2>&1; then
+		grep -i -m 20 -B 2 -A 8 'error' "$log" >&2 || tail -30 "$log" >&2
+		echo "series-build: $1 does not build (log: $log)" >&2
+		return 1
+	fi
+	new=$(warnings "$log" | comm -23 - "$base/warnings")
+	if [ -n "$new" ]; then
+		echo "$new" >&2
+		echo "series-build: $1 builds with a new warning (log: $log)" >&2
+		return 1
+	fi
+}
+
+# The pristine kernel, configured and built, is kept (keyed on the source
+# package and the configuration): the steps build on a copy of it. Its
+# paths are absolute in kbuild's dependency files, so it is copied back to
+# where it was built.
+bkey=$( { dpkg-query -W -f='${Version}' linux-source-6.12; cat "${frags[@]}"; } | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$base/key" 2>/dev/null)" != "$bkey" ]; then
+	stage "pristine 6.12, configured and built"
+	rm -rf "$base" && mkdir -p "$base"
+	cp -a "$pristine" "$src"
+	mkdir -p "$out"
+	configure
+	kmake vmlinux modules >"$logs/0000-pristine.log" 2>&1 ||
+		die "series-build: pristine 6.12 does not build (log: $logs/0000-pristine.log)"
+	warnings "$logs/0000-pristine.log" >"$base/warnings"
+	cp -a "$src" "$base/src" && cp -a "$out" "$base/out"
+	echo "$bkey" >"$base/key"
+	done_stage
+else
+	stage "copy the pristine build"
+	cp -a "$base/src" "$src" && cp -a "$base/out" "$out"
+	done_stage
+fi
+for p in "${patches[@]}"; do
+	name=$(basename "$p" .patch)
+	stage "$name"
+	(cd "$src" && patch -p1 -F0 --batch --quiet <"$p")
+	if patched_files "$p" | grep -E '(^|/)Kconfig' >/dev/null; then
+		configure
+	fi
+	build "$name"
+	done_stage
+done
+grep -x 'CONFIG_RUST_KPROBE_EVENTS=m' "$out/.config" >/dev/null ||
+	die "series-build: the last step did not build the module (CONFIG_RUST_KPROBE_EVENTS)"
+echo "$key" >"$mark"
+echo "series-build: each of the ${#patches[@]} patches builds, without a warning the pristine build lacks"
+rm -rf "$src" "$out"
