@@ -16,7 +16,7 @@
 #   make series   the patch series against pristine 6.12 into build/series (git format-patch)
 #   make apply KDIR=...  apply the series to your own 6.12 tree (git am if it is a git tree)
 #   make checkpatch  scripts/checkpatch.pl --strict on the series, and the git am path
-#   make series-build  build the series patch by patch (each step builds, no warning; ~40 min)
+#   make series-build  build the series patch by patch (each step builds, no new warning; ~7 min)
 #   make clean    remove build/ and target/ (the cache under ~/.cache stays)
 
 VARIANT ?= test
