@@ -69,7 +69,8 @@ impl PtRegs {
         unsafe { &*ptr.cast::<Self>() }
     }
 
-    /// The raw pointer.
+    /// The C `struct pt_regs` behind this reference, for C functions that
+    /// take one.
     #[inline]
     pub fn as_raw(&self) -> *mut bindings::pt_regs {
         // Not `Opaque::get()`: the kernel crate's shared instance of it
@@ -301,7 +302,7 @@ impl<T: Handler> Registration<T> {
         }? Error)
     }
 
-    /// The handler.
+    /// The handler the kprobe core calls on each hit of this probe.
     pub fn handler(&self) -> &T {
         &self.handler
     }
@@ -748,12 +749,13 @@ impl<T: RetHandler> RetRegistration<T> {
         }? Error)
     }
 
-    /// The handler.
+    /// The handler the kprobe core calls on each hit of this probe.
     pub fn handler(&self) -> &T {
         &self.handler
     }
 
-    /// The probed function's address.
+    /// The probed function's address, as the kprobe core resolved it at
+    /// registration (past an `endbr64` at a function's entry).
     pub fn address(&self) -> usize {
         // SAFETY: `rp` is initialised and pinned; `addr` is set at
         // registration.

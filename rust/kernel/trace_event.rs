@@ -48,13 +48,13 @@ use core::{
 pub struct Field<'a> {
     /// C type, as the `format` file shows it (`u64`, `__data_loc char[]`).
     pub ty: &'a CStr,
-    /// Name.
+    /// Field name, as the `format` file and filters know it.
     pub name: &'a CStr,
     /// Offset from the start of the record.
     pub offset: u32,
     /// Size in bytes.
     pub size: u32,
-    /// Signedness.
+    /// Whether the field is a signed integer (filters compare it so).
     pub is_signed: bool,
 }
 
@@ -411,7 +411,8 @@ impl<T: Event> Registration<T> {
         }? Error)
     }
 
-    /// The event's data.
+    /// The data given to [`Registration::new`], which the event's callbacks
+    /// get.
     pub fn data(&self) -> &T {
         &self.data
     }

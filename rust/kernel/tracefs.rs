@@ -80,7 +80,8 @@ pub trait Operations: Sync + Sized {
         Ok(())
     }
 
-    /// Produces the file's content.
+    /// Produces the file's whole content when it is read (a `seq_file`
+    /// with one record).
     fn show(&self, m: &mut SeqFile) -> Result;
 
     /// A `write()`: `data` reads the user's buffer (`data.len()` bytes);
@@ -235,7 +236,7 @@ impl<T: Operations> File<T> {
         }? Error)
     }
 
-    /// The file's data.
+    /// The data given to [`File::new`], which the file's callbacks get.
     pub fn data(&self) -> &T {
         &self.data
     }

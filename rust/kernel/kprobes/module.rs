@@ -92,7 +92,7 @@ impl<T: ModuleComing> ModuleNotifier<T> {
         })
     }
 
-    /// The data.
+    /// The data given to [`ModuleNotifier::new`], which the callbacks get.
     pub fn data(&self) -> &T {
         &self.data
     }

@@ -241,7 +241,8 @@ impl<P: Provider> Type<P> {
         }? Error)
     }
 
-    /// The provider.
+    /// The provider given to [`Type::new`], which the core's callbacks
+    /// reach.
     pub fn data(&self) -> &P {
         &self.data
     }
@@ -534,7 +535,8 @@ impl<T> Entry<T> {
         })
     }
 
-    /// What the entry carries.
+    /// The data given to [`Entry::new`], which the provider's callbacks
+    /// get for this entry.
     pub fn data(&self) -> &T {
         &self.data
     }

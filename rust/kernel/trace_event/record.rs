@@ -34,7 +34,7 @@ impl EventFile {
         unsafe { &*ptr.cast::<Self>() }
     }
 
-    /// The raw pointer.
+    /// The C `struct trace_event_file` (the event in one instance).
     #[inline]
     pub fn as_raw(&self) -> *mut bindings::trace_event_file {
         // Not `Opaque::get()`: the kernel crate's shared instance of it
@@ -306,7 +306,7 @@ pub struct FileSet {
 }
 
 impl FileSet {
-    /// No instance.
+    /// A set with no instance in it (the event is enabled nowhere).
     const fn new() -> Self {
         // INVARIANT: every entry is null.
         FileSet {
@@ -587,7 +587,7 @@ pub struct PerfSlot {
 }
 
 impl PerfSlot {
-    /// Empty.
+    /// A slot with no perf event in it.
     const fn new() -> Self {
         // INVARIANT: `call` is null.
         PerfSlot {
