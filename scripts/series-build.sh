@@ -18,7 +18,7 @@
 # a passing run is remembered under the series' content and the
 # configuration, and the next run of the same series says so and stops
 # (--force builds again).
-set -euo pipefail
+set -Eeuo pipefail
 export LC_ALL=C
 . "$(dirname "$0")/lib.sh"
 trap 'echo "series-build.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
@@ -30,7 +30,10 @@ pristine=$(pristine_dir)
 series=$(bash "$ROOT/scripts/series.sh")
 patches=("$series"/*.patch)
 frags=("$ROOT/kconfig/base.config" "$ROOT/kconfig/test.config")
-key=$( { dpkg-query -W -f='${Version}' linux-source-6.12; cat "${frags[@]}" "${patches[@]}"; } | sha256sum | cut -d' ' -f1)
+# What a pass depends on: the source, the configuration, the toolchain,
+# this script, and the patches.
+tools() { clang --version | sed -n 1p; rustc --version; bindgen --version 2>/dev/null || true; }
+key=$( { dpkg-query -W -f='${Version}' linux-source-6.12; tools; cat "${frags[@]}" "$0" "$ROOT/scripts/lib.sh" "${patches[@]}"; } | sha256sum | cut -d' ' -f1)
 mark=$CACHE/series-build-passed
 if [ $force = 0 ] && [ "$(cat "$mark" 2>/dev/null)" = "$key" ]; then
 	echo "series-build: this series built patch by patch before (${#patches[@]} patches; --force to build again)"
@@ -47,16 +50,39 @@ mkdir -p "$logs"
 
 jobs=$(nproc)
 kmake() { make -s -C "$src" O="$out" LLVM=1 -j"$jobs" "$@"; }
-configure() {
-	kmake tinyconfig >/dev/null
+# Configures from the fragments, as scripts/kernel.sh does, and fails when
+# a symbol does not stick; the module's own symbol exists from its patch on.
+configure() { # LOG
+	local line sym bad=0
+	kmake tinyconfig >>"$1" 2>&1
 	KCONFIG_CONFIG="$out/.config" "$src/scripts/kconfig/merge_config.sh" \
-		-m -O "$out" "$out/.config" "${frags[@]}" >/dev/null 2>&1
-	kmake olddefconfig >/dev/null
+		-m -O "$out" "$out/.config" "${frags[@]}" >>"$1" 2>&1
+	kmake olddefconfig >>"$1" 2>&1
+	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_RUST_KPROBE_EVENTS=*)
+			[ -e "$src/kernel/trace/rust_kprobe_events/Kconfig" ] || continue ;;
+		esac
+		case "$line" in
+		CONFIG_*=n)
+			sym=${line%%=*}
+			if grep "^$sym=" "$out/.config" >/dev/null; then echo "config: $sym is set" >&2; bad=1; fi ;;
+		CONFIG_*)
+			grep -x "$line" "$out/.config" >/dev/null || { echo "config: $line did not stick" >&2; bad=1; } ;;
+		esac
+	done < <(cat "${frags[@]}")
+	[ $bad = 0 ] || die "series-build: the configuration is not what kconfig/ asks for (log: $1)"
 }
-# A build's compiler warnings, as "path:line:col: warning: text" with the
-# path relative to the source (modpost's too).
+# A log's warnings (compilers, modpost, Kconfig), one a line, with the
+# path relative to the source; a rustc warning with the `-->` location
+# line that follows it.
 warnings() { # LOG
-	grep -i -E '(^|: )warning[:[]' "$1" | sed "s|$src/||" | sort -u || true
+	awk '
+		tolower($0) ~ /(^|:) ?warning[:[]/ { if (w != "") print w; w = $0; n = 4; next }
+		w != "" && /^ *--> / { print w " " $0; w = ""; next }
+		w != "" && --n == 0 { print w; w = "" }
+		END { if (w != "") print w }
+	' "$1" | sed "s|$src/||g" | sort -u
 }
 # Builds; fails on an error or a compiler warning the pristine build did
 # not have (6.12 with this configuration has a few, such as clang's
@@ -66,12 +92,12 @@ warnings() { # LOG
 # every build of this tree.
 build() { # NAME
 	local log=$logs/$1.log new
-	if ! kmake vmlinux modules >"$log" 2>&1; then
+	if ! kmake vmlinux modules >>"$log" 2>&1; then
 		grep -i -m 20 -B 2 -A 8 'error' "$log" >&2 || tail -30 "$log" >&2
 		echo "series-build: $1 does not build (log: $log)" >&2
 		return 1
 	fi
-	new=$(warnings "$log" | comm -23 - "$base/warnings")
+	new=$(warnings "$log" | comm -23 - <(warnings "$base/0000-pristine.log"))
 	if [ -n "$new" ]; then
 		echo "$new" >&2
 		echo "series-build: $1 builds with a new warning (log: $log)" >&2
@@ -83,16 +109,16 @@ build() { # NAME
 # package and the configuration): the steps build on a copy of it. Its
 # paths are absolute in kbuild's dependency files, so it is copied back to
 # where it was built.
-bkey=$( { dpkg-query -W -f='${Version}' linux-source-6.12; cat "${frags[@]}"; } | sha256sum | cut -d' ' -f1)
+bkey=$( { echo base-2; dpkg-query -W -f='${Version}' linux-source-6.12; tools; cat "${frags[@]}"; } | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$base/key" 2>/dev/null)" != "$bkey" ]; then
 	stage "pristine 6.12, configured and built"
 	rm -rf "$base" && mkdir -p "$base"
 	cp -a "$pristine" "$src"
 	mkdir -p "$out"
-	configure
-	kmake vmlinux modules >"$logs/0000-pristine.log" 2>&1 ||
+	configure "$logs/0000-pristine.log"
+	kmake vmlinux modules >>"$logs/0000-pristine.log" 2>&1 ||
 		die "series-build: pristine 6.12 does not build (log: $logs/0000-pristine.log)"
-	warnings "$logs/0000-pristine.log" >"$base/warnings"
+	cp "$logs/0000-pristine.log" "$base/"
 	cp -a "$src" "$base/src" && cp -a "$out" "$base/out"
 	echo "$bkey" >"$base/key"
 	done_stage
@@ -104,9 +130,9 @@ fi
 for p in "${patches[@]}"; do
 	name=$(basename "$p" .patch)
 	stage "$name"
-	(cd "$src" && patch -p1 -F0 --batch --quiet <"$p")
+	(cd "$src" && patch -p1 -F0 -N -s <"$p")
 	if patched_files "$p" | grep -E '(^|/)Kconfig' >/dev/null; then
-		configure
+		configure "$logs/$name.log"
 	fi
 	build "$name"
 	done_stage

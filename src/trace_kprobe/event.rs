@@ -43,11 +43,17 @@ pub(crate) struct EventShared {
 impl EventShared {
     /// Adds a probe, armed if the event is enabled somewhere
     /// (`__register_trace_kprobe()` clears `KPROBE_FLAG_DISABLED` then).
+    /// On an error the probe is not in the list.
     pub(super) fn attach(&self, kp: &TraceKprobe) -> Result {
         let mut arm = self.arm.lock();
         arm.push(kp.clone(), GFP_KERNEL)?;
         if self.in_use() {
-            kp.enable()?;
+            if let Err(e) = kp.enable() {
+                // The caller holds `kp`: not the last reference.
+                let n = arm.len() - 1;
+                arm.truncate(n);
+                return Err(e);
+            }
         }
         Ok(())
     }

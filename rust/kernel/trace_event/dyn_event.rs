@@ -194,12 +194,12 @@ impl<P: Provider> Type<P> {
     }
 
     /// Registers `data` as a dynamic event type ahead of the types
-    /// registered before (`dyn_event_register_first()`), as the built-in
-    /// kprobe type is (it registers at `core_initcall`, the uprobe, eprobe
-    /// and synthetic types later): a line that more than one type would
-    /// take (say a `p` line with too many arguments, which the uprobe type
-    /// refuses with `E2BIG`) gets this type's answer. For a type that
-    /// stands in for a built-in one.
+    /// registered before (`dyn_event_register_first()`), for a type that
+    /// stands in for a built-in one: the built-in kprobe type registers at
+    /// `core_initcall`, before the uprobe type (`fs_initcall`), whose `p`
+    /// and `r` lines overlap with its own, so a line both would take (say
+    /// a `p` line with too many arguments, which the uprobe type refuses
+    /// with `E2BIG` before it looks further) gets the kprobe type's answer.
     ///
     /// # Errors
     ///
