@@ -32,7 +32,10 @@ done
 # enabled; prints "IMPL|LABEL|ns per call"; removes it. MODE: "off"
 # (tracing_on=0 during the loop), "filter" (an event filter that rejects
 # every record), "two" (enabled in a second trace instance too), "int3"
-# (kprobe jump optimization off: the breakpoint path),
+# (kprobe jump optimization off: the breakpoint path), "soft" (armed by an
+# enable_event trigger on module_free, which does not fire in the loop:
+# the event is soft-disabled, so each hit is the kprobe core, the dispatch
+# and the soft-disabled test, nothing written; the floor of a probe),
 # "module-only" (C's does not survive the row: the module alone is measured).
 measure() {
 	if [ $1 = C ]; then f=kprobe_events; g=kprobes; else f=rkprobe_events; g=rkprobes; fi
@@ -46,8 +49,11 @@ measure() {
 	filter) echo 'a == 0' > events/$g/bench/filter || { echo "$1|$4|rejected"; return; } ;;
 	two) mkdir instances/bench2 && echo 1 > instances/bench2/events/$g/bench/enable || { echo "$1|$4|rejected"; return; } ;;
 	int3) echo 0 > /proc/sys/debug/kprobes-optimization || { echo "$1|$4|rejected"; return; } ;;
+	soft)
+		echo > trace
+		echo "enable_event:$g:bench" > events/module/module_free/trigger || { echo "$1|$4|rejected"; return; } ;;
 	esac
-	echo 1 > events/$g/bench/enable
+	[ "$5" = soft ] || echo 1 > events/$g/bench/enable
 	if [ -n "$m_off" ] && [ "$5" != int3 ]; then
 		# The kprobe optimizer runs a little after registration: measure
 		# the optimized probe, not a mix.
@@ -62,6 +68,11 @@ measure() {
 	# How the kprobe ran (ftrace, int3, optimized), for the log.
 	grep getppid /sys/kernel/debug/kprobes/list | sed "s/^/# $1 kprobe: /"
 	echo 1 > tracing_on
+	if [ "$5" = soft ]; then
+		# The trace must be empty: the event stayed soft-disabled.
+		[ -z "$(grep -v '^#' trace)" ] || echo "# $1: soft-disabled event recorded"
+		echo "!enable_event:$g:bench" > events/module/module_free/trigger
+	fi
 	echo 0 > events/$g/bench/enable
 	[ "$5" = int3 ] && echo 1 > /proc/sys/debug/kprobes-optimization
 	if [ "$5" = two ]; then
@@ -124,4 +135,5 @@ p+9|int3|p at __x64_sys_getppid+9 (int3)
 p a=%di|filter|p a=%di, a filter that rejects
 p|two|p, enabled in two instances
 p|off|tracing_on=0 p
+p|soft|p, soft-disabled (the floor: kprobe core and dispatch)
 SPECS
