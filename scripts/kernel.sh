@@ -32,23 +32,8 @@ frags+=("$ROOT/kconfig/$variant.config")
 ckey=$( { dpkg-query -W -f='${Version}' linux-source-6.12; cat "${frags[@]}" "$ROOT/Kconfig" "$ROOT"/patches/*.patch; } | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$out/.config-key" 2>/dev/null)" != "$ckey" ] || [ ! -f "$out/.config" ]; then
 	stage "configure $variant"
-	kmake tinyconfig >/dev/null
-	KCONFIG_CONFIG="$out/.config" "$tree/scripts/kconfig/merge_config.sh" \
-		-m -O "$out" "$out/.config" "${frags[@]}" >/dev/null
-	kmake olddefconfig >/dev/null
-	# merge_config only warns when a symbol does not stick: fail instead.
-	bad=0
-	while IFS= read -r line; do
-		case "$line" in CONFIG_*=n)
-			sym=${line%%=*}
-			if grep -q "^$sym=" "$out/.config"; then echo "config: $sym is set" >&2; bad=1; fi
-			;;
-		CONFIG_*)
-			grep -qx "$line" "$out/.config" || { echo "config: $line did not stick" >&2; bad=1; }
-			;;
-		esac
-	done < <(cat "${frags[@]}")
-	[ $bad = 0 ] || die "kernel config for $variant is not what kconfig/ asks for"
+	configure_kernel "$tree" "$out" "" "${frags[@]}" >/dev/null ||
+		die "kernel config for $variant is not what kconfig/ asks for"
 	echo "$ckey" > "$out/.config-key"
 	done_stage
 fi

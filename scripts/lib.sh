@@ -58,6 +58,33 @@ copy_existing() { # SRC DST
 	done
 }
 
+# Configures OUT for TREE from `make tinyconfig` plus the fragments FRAG...
+# and fails, naming each, when a fragment line does not stick (merge_config
+# only warns): `CONFIG_X=n` must be unset, any other line present as
+# written. A symbol listed in SKIP (space-separated names) is not checked:
+# one the tree does not define yet (scripts/series-build.sh, before the
+# module's patch).
+configure_kernel() { # TREE OUT SKIP FRAG...
+	local tree=$1 out=$2 skip=" $3 " line sym bad=0
+	shift 3
+	make -s -C "$tree" O="$out" LLVM=1 tinyconfig || return 1
+	KCONFIG_CONFIG="$out/.config" "$tree/scripts/kconfig/merge_config.sh" \
+		-m -O "$out" "$out/.config" "$@" || return 1
+	make -s -C "$tree" O="$out" LLVM=1 olddefconfig || return 1
+	while IFS= read -r line; do
+		case "$line" in CONFIG_*) ;; *) continue ;; esac
+		sym=${line%%=*}
+		case "$skip" in *" $sym "*) continue ;; esac
+		case "$line" in
+		CONFIG_*=n)
+			if grep "^$sym=" "$out/.config" >/dev/null; then echo "config: $sym is set" >&2; bad=1; fi ;;
+		*)
+			grep -x "$line" "$out/.config" >/dev/null || { echo "config: $line did not stick" >&2; bad=1; } ;;
+		esac
+	done < <(cat "$@")
+	return $bad
+}
+
 # Whether a variant runs the module as its kprobe_events provider (`test`, and
 # `debug`, which is `test` with the kernel's debug machinery).
 module_variant() {

@@ -50,28 +50,13 @@ mkdir -p "$logs"
 
 jobs=$(nproc)
 kmake() { make -s -C "$src" O="$out" LLVM=1 -j"$jobs" "$@"; }
-# Configures from the fragments, as scripts/kernel.sh does, and fails when
-# a symbol does not stick; the module's own symbol exists from its patch on.
+# Configures from the fragments (lib.sh); the module's own symbol exists
+# from its patch on.
 configure() { # LOG
-	local line sym bad=0
-	kmake tinyconfig >>"$1" 2>&1
-	KCONFIG_CONFIG="$out/.config" "$src/scripts/kconfig/merge_config.sh" \
-		-m -O "$out" "$out/.config" "${frags[@]}" >>"$1" 2>&1
-	kmake olddefconfig >>"$1" 2>&1
-	while IFS= read -r line; do
-		case "$line" in
-		CONFIG_RUST_KPROBE_EVENTS=*)
-			[ -e "$src/kernel/trace/rust_kprobe_events/Kconfig" ] || continue ;;
-		esac
-		case "$line" in
-		CONFIG_*=n)
-			sym=${line%%=*}
-			if grep "^$sym=" "$out/.config" >/dev/null; then echo "config: $sym is set" >&2; bad=1; fi ;;
-		CONFIG_*)
-			grep -x "$line" "$out/.config" >/dev/null || { echo "config: $line did not stick" >&2; bad=1; } ;;
-		esac
-	done < <(cat "${frags[@]}")
-	[ $bad = 0 ] || die "series-build: the configuration is not what kconfig/ asks for (log: $1)"
+	local skip=CONFIG_RUST_KPROBE_EVENTS
+	[ -e "$src/kernel/trace/rust_kprobe_events/Kconfig" ] && skip=
+	configure_kernel "$src" "$out" "$skip" "${frags[@]}" >>"$1" 2>&1 ||
+		die "series-build: the configuration is not what kconfig/ asks for (log: $1)"
 }
 # A log's warnings (compilers, modpost, Kconfig), one a line, with the
 # path relative to the source; a rustc warning with the `-->` location
