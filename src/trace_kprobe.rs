@@ -247,6 +247,13 @@ impl State {
             .filter(move |p| Arc::ptr_eq(&p.shared().event, ev))
     }
 
+    /// Where `ev`'s registration is in `events`.
+    fn event_index(&self, ev: &Arc<EventShared>) -> Option<usize> {
+        self.events
+            .iter()
+            .position(|e| Arc::ptr_eq(&e.data().0, ev))
+    }
+
     fn siblings(&self, ev: &Arc<EventShared>) -> usize {
         self.probes_of(ev).count()
     }
@@ -256,11 +263,7 @@ impl State {
         if self.siblings(ev) != 0 {
             return Ok(());
         }
-        let Some(i) = self
-            .events
-            .iter()
-            .position(|e| Arc::ptr_eq(&e.data().0, ev))
-        else {
+        let Some(i) = self.event_index(ev) else {
             return Ok(());
         };
         self.events[i].remove(lock)?;
@@ -277,13 +280,13 @@ impl State {
             if ev.in_use() {
                 return Err(EBUSY);
             }
-            if let Some(e) = self.events.iter().find(|e| Arc::ptr_eq(&e.data().0, &ev)) {
-                e.remove(lock).map_err(|_| EBUSY)?;
+            if let Some(i) = self.event_index(&ev) {
+                self.events[i].remove(lock).map_err(|_| EBUSY)?;
             }
         }
-        // Allocates nothing (KVec::retain, from the series's kvec patch): the removal cannot
-        // fail half-way. The kprobe is unregistered by `bury`, or here when
-        // there is no room to keep it until then.
+        // Allocates nothing (KVec::retain, from the series' kvec patch): the
+        // removal cannot fail half-way. The kprobe is unregistered by `bury`,
+        // or here when there is no room to keep it until then.
         let p = &self.probes[i];
         ev.detach(p);
         let _ = self.removed.push(p.clone(), GFP_KERNEL);
