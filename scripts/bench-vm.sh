@@ -31,6 +31,11 @@ python3 - "$log" "$ROOT/build/results/bench-vm.md" "$ROOT/tests/bench/ratios.txt
 import sys
 ratios_file, check = sys.argv[3], sys.argv[4] == '1'
 rows = [l.strip().split('|') for l in open(sys.argv[1], errors='replace') if l.count('|') == 2 and not l.startswith('[')]
+# guest/bench.sh checks that the soft-disabled (floor) row wrote nothing.
+recorded = [l.strip() for l in open(sys.argv[1], errors='replace') if 'soft-disabled event recorded' in l]
+if recorded:
+    print('bench: FAILED: the floor row is not a floor:', '; '.join(recorded))
+    sys.exit(1)
 base = next(float(r[2]) for r in rows if r[0] == 'none')
 by = {}
 for impl, spec, ns in rows:
