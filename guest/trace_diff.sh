@@ -4,7 +4,9 @@
 # For each "<trigger> | <place args>" line of a file: define the probe as cN
 # on kprobe_events and rN on rkprobe_events, trace the trigger with both,
 # and print each event's trace text (after "<name>: ") under "=== N C" and
-# "=== N RUST", then its kprobe_profile counts. "<trigger> | r <place args>" (or a place with %return)
+# "=== N RUST", after its record header as the trace shows it (task, pid,
+# CPU and context flags, without the timestamp; see `lines`), then its
+# kprobe_profile counts. "<trigger> | r <place args>" (or a place with %return)
 # defines return probes, traced one after the other with the same trigger.
 # Runs on the ref kernel with the module loaded.
 cd /sys/kernel/tracing || exit 1
@@ -20,6 +22,22 @@ counts() {
 # the trigger: hits while tracing, misses in all.
 profile() {
 	echo "profile: $(($3 - $1)) $4"
+}
+# The trace lines of event $1: "TASK-PID [CPU] FLAGS TEXT", the header
+# fields of the record (common_pid, common_flags, common_preempt_count; the
+# task name as saved for the pid) without the timestamp. The need-resched
+# flag (the second) may change between the two probes' handlers of one hit,
+# so it reads as "?". With $2 "seq" (probes traced one after the other, so
+# in other processes and maybe on other CPUs): "TASK FLAGS TEXT".
+lines() {
+	if [ "${2:-}" = seq ]; then
+		hdr='\1 \4'
+	else
+		hdr='\1-\2 [\3] \4'
+	fi
+	grep -a " $1: " trace | head -20 |
+		sed -E "s/^ *(.*)-([0-9]+) +\[([0-9]+)\] (.)(.)([^ ]*) +[0-9]+\.[0-9]+: $1: /\1-\2 [\3] \4?\6 /" |
+		sed -E "s/^(.*)-([0-9]+) \[([0-9]+)\] ([^ ]+) /$hdr /"
 }
 n=0
 while IFS= read -r line; do
@@ -45,7 +63,7 @@ while IFS= read -r line; do
 			counts $e $e; after=$(tr '\n' ' ' < /tmp/counts)
 			echo 0 > events/$g/enable 2>/dev/null
 			echo "=== $n $side $spec"
-			grep -a " $e: " trace | sed "s/.* $e: //" | head -20
+			lines $e seq
 			set -- $before $after
 			profile "$@"
 			echo > $f
@@ -69,10 +87,10 @@ while IFS= read -r line; do
 	echo 0 > events/rkprobes/enable 2>/dev/null
 	set -- $before $after
 	echo "=== $n C $spec"
-	grep -a " c$n: " trace | sed "s/.* c$n: //" | head -20
+	lines c$n
 	profile $1 $2 $5 $6
 	echo "=== $n RUST $spec"
-	grep -a " r$n: " trace | sed "s/.* r$n: //" | head -20
+	lines r$n
 	profile $3 $4 $7 $8
 done < "$1"
 echo > kprobe_events

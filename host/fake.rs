@@ -4,7 +4,7 @@
 
 use std::vec::Vec;
 
-use crate::probe::arg::Arg;
+use crate::probe::arg::{Arg, Parsed};
 use crate::probe::command::{self, ArgList, Env, Probe, Tokens};
 use crate::probe::error::{caret_position, errno, ParseError};
 
@@ -74,6 +74,8 @@ impl Env for FakeEnv {
 }
 
 impl ArgList for Vec<Arg> {
+    type Store = Parsed;
+
     fn push(&mut self, arg: Arg) -> Result<(), ()> {
         Vec::push(self, arg);
         Ok(())
@@ -127,10 +129,18 @@ pub struct FakeMachine {
     pub syms: Vec<(u64, u64, &'static str)>,
     /// String reads so far.
     pub string_reads: core::cell::Cell<usize>,
+    /// The current task's `TASK_SIZE` ([`TASK_SIZE`] unless a test makes it
+    /// a 32-bit task's).
+    pub task_size: u64,
+    /// How often [`Machine::task_size`] was asked.
+    pub task_size_asks: core::cell::Cell<usize>,
 }
 
 /// `TASK_SIZE` of the fake machine (4-level paging).
 pub const TASK_SIZE: u64 = 0x7fff_ffff_f000;
+
+/// `TASK_SIZE_MAX` with 5-level paging: no task's `TASK_SIZE` is above it.
+pub const TASK_SIZE_BOUND: u64 = (1 << 56) - 4096;
 
 impl FakeMachine {
     /// Registers all zero, nothing mapped, comm "busybox".
@@ -145,6 +155,8 @@ impl FakeMachine {
             comm,
             syms: Vec::new(),
             string_reads: core::cell::Cell::new(0),
+            task_size: TASK_SIZE,
+            task_size_asks: core::cell::Cell::new(0),
         }
     }
 
@@ -195,7 +207,11 @@ impl Machine for FakeMachine {
         self.reg(80)
     }
     fn task_size(&self) -> u64 {
-        TASK_SIZE
+        self.task_size_asks.set(self.task_size_asks.get() + 1);
+        self.task_size
+    }
+    fn task_size_bound(&self) -> u64 {
+        TASK_SIZE_BOUND
     }
     fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
         let Some(src) = Self::find(&self.kmem, addr, dst.len()) else {

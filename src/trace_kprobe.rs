@@ -565,7 +565,7 @@ impl Probes {
         ))?;
         state.events.reserve(1, GFP_KERNEL)?;
         let reg = KBox::pin_init(
-            trace_event::Registration::new(lock, system, name, print_fmt, self.module, data),
+            trace_event::Registration::new(lock, &system, &name, &print_fmt, self.module, data),
             GFP_KERNEL,
         )
         .map_err(|e| {

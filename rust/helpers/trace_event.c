@@ -125,15 +125,6 @@ void rust_helper_dyn_event_remove(struct dyn_event *ev)
 }
 
 /*
- * The tracing core's event_mutex (trace.h, private to kernel/trace): the
- * kernel crate takes it as its own Mutex (Lock::from_raw()).
- */
-struct mutex *rust_helper_event_mutex(void)
-{
-	return &event_mutex;
-}
-
-/*
  * Whether an event system:name exists, static or dynamic (trace_probe.c's
  * find_trace_event_call(), which trace_probe_register_event_call() asks
  * before adding an event). Called with event_mutex held.
@@ -188,4 +179,17 @@ u64 rust_helper_kprobes_hit_counter_sum(u64 *c)
 	for_each_possible_cpu(cpu)
 		sum += *per_cpu_ptr((u64 __percpu __force *)c, cpu);
 	return sum;
+}
+
+/*
+ * A record's header as the tracing core writes it (trace_events.h), for the
+ * kernel crate's record writer. A helper rather than field writes from Rust:
+ * bindgen's layout of task_struct past its bitfields is not the compiler's
+ * in this configuration (pid at 1008 for bindgen, 1024 for clang).
+ */
+void rust_helper_tracing_generic_entry_update(struct trace_entry *entry,
+					      unsigned short type,
+					      unsigned int trace_ctx)
+{
+	tracing_generic_entry_update(entry, type, trace_ctx);
 }

@@ -28,6 +28,9 @@
 //! assert!(nofault::read_kernel(s.as_char_ptr() as usize, &mut w[..2]).is_ok());
 //! assert_eq!(&w[..2], b"he");
 //! assert!(nofault::task_size() > 0x1000);
+//! assert!(nofault::task_size() <= nofault::TASK_SIZE_BOUND);
+//! // Kernel addresses are above it.
+//! assert!(s.as_char_ptr() as usize >= nofault::TASK_SIZE_BOUND);
 //! ```
 
 use crate::{bindings, error::Result, prelude::*};
@@ -122,6 +125,14 @@ pub fn strncpy_user(addr: usize, dst: &mut [u8]) -> Result<usize> {
     }
     Ok(n as usize)
 }
+
+/// A bound no task's `TASK_SIZE` exceeds: `TASK_SIZE_MAX` with 5-level
+/// paging (arch/x86/include/asm/page_64_types.h: `(1 << 56) - PAGE_SIZE`),
+/// so that an address at or above it is known to be a kernel address
+/// without reading the current task's `TASK_SIZE` (a helper call). Kernel
+/// addresses start at or above `0xff00_0000_0000_0000`.
+#[cfg(CONFIG_X86_64)]
+pub const TASK_SIZE_BOUND: usize = (1 << 56) - crate::page::PAGE_SIZE;
 
 /// `TASK_SIZE` of the current task.
 #[inline]

@@ -30,7 +30,7 @@ use crate::{
     bindings,
     error::{from_result, to_result, Result},
     prelude::*,
-    str::{CStr, CString},
+    str::CStr,
     sync::Arc,
     types::Opaque,
     ThisModule,
@@ -43,6 +43,19 @@ use core::{
     ptr,
     sync::atomic::{AtomicBool, Ordering},
 };
+
+/// `TRACE_FUNCTION_TYPE` (include/linux/trace_events.h): the type of a
+/// `trace_event_fields` entry that holds a `define_fields` callback.
+/// Mirrored: the C macro is a pointer value bindgen cannot evaluate.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::trace_event::TRACE_FUNCTION_TYPE;
+/// // SAFETY: no preconditions; the helper returns the C macro's value.
+/// assert_eq!(TRACE_FUNCTION_TYPE, unsafe { kernel::bindings::trace_function_type() });
+/// ```
+pub const TRACE_FUNCTION_TYPE: *const crate::ffi::c_char = usize::MAX as *const _;
 
 /// One field of an event's records, after the common ones.
 pub struct Field<'a> {
@@ -193,7 +206,7 @@ pub trait Event: Sync + Sized {
 /// # Examples
 ///
 /// ```
-/// use kernel::str::CString;
+/// use kernel::{c_str, str::CString};
 /// use kernel::trace_event::{
 ///     lock_events, Event, EventFile, Fields, Registration, Targets, TraceSeq,
 /// };
@@ -223,9 +236,9 @@ pub trait Event: Sync + Sized {
 ///     KBox::pin_init(
 ///         Registration::new(
 ///             &lock,
-///             CString::try_from_fmt(kernel::fmt!("{sys}"))?,
-///             CString::try_from_fmt(kernel::fmt!("{name}"))?,
-///             CString::try_from_fmt(kernel::fmt!("\"\""))?,
+///             &CString::try_from_fmt(kernel::fmt!("{sys}"))?,
+///             &CString::try_from_fmt(kernel::fmt!("{name}"))?,
+///             c_str!("\"\""),
 ///             &BUILTIN,
 ///             |_| Ok(Ev),
 ///         ),
@@ -291,8 +304,9 @@ pub trait Event: Sync + Sized {
 /// # Invariants
 ///
 /// Until `removed` is set (by [`Registration::remove`] or the drop), `call`
-/// is registered with the tracing core, with `class`, `funcs`, `fields` and
-/// the strings (all in this pinned struct) reachable from it, and `data` as
+/// is registered with the tracing core, with `class`, `funcs` and the
+/// strings (all in this pinned struct, or owned by it) and the constant
+/// `Registration::FIELDS` reachable from it, and `data` as
 /// the `T` its callbacks find through `container_of!`; `targets` holds the
 /// event's enabled files and perf (their invariants are kept by `reg`). The tracing core
 /// links and writes the C structs (lists, flags, the event type id,
@@ -302,13 +316,11 @@ pub trait Event: Sync + Sized {
 pub struct Registration<T: Event> {
     data: T,
     targets: Arc<Targets>,
-    system: CString,
-    name: CString,
-    print_fmt: CString,
+    /// The system, the name and the print format, NUL-terminated one
+    /// after the other (one allocation: the C structs point into it).
+    strings: KVec<u8>,
     /// Written with `event_mutex` held.
     removed: AtomicBool,
-    #[pin]
-    fields: Opaque<[bindings::trace_event_fields; 2]>,
     #[pin]
     funcs: Opaque<bindings::trace_event_functions>,
     #[pin]
@@ -342,9 +354,9 @@ impl<T: Event> Registration<T> {
     /// no event type id is left, `ENOMEM`, or what `make` returns.
     pub fn new<'a>(
         lock: &'a EventLock,
-        system: CString,
-        name: CString,
-        print_fmt: CString,
+        system: &'a CStr,
+        name: &'a CStr,
+        print_fmt: &'a CStr,
         module: &'static ThisModule,
         make: impl FnOnce(Arc<Targets>) -> Result<T> + 'a,
     ) -> impl PinInit<Self, Error> + 'a
@@ -358,30 +370,31 @@ impl<T: Event> Registration<T> {
             targets: Targets::new()?,
             // SAFETY: `targets` is initialised (above).
             data: make(unsafe { (*this.as_ptr()).targets.clone() })?,
-            system,
-            name,
-            print_fmt,
+            strings: {
+                let mut v = KVec::with_capacity(
+                    system.len() + name.len() + print_fmt.len() + 3,
+                    GFP_KERNEL,
+                )?;
+                for s in [system, name, print_fmt] {
+                    v.extend_from_slice(s.as_bytes_with_nul(), GFP_KERNEL)?;
+                }
+                v
+            },
             removed: AtomicBool::new(false),
             // SAFETY: `f` points to the field's memory; all zero is a valid
-            // value of the C struct (so for `funcs` and `class` below).
-            fields <- Opaque::ffi_init(|f: *mut [bindings::trace_event_fields; 2]| unsafe {
-                ptr::write_bytes(f, 0, 1);
-                // `TRACE_FUNCTION_TYPE`: an entry with a `define_fields`.
-                (*f)[0].type_ = bindings::trace_function_type();
-                (*f)[0].__bindgen_anon_1.define_fields = Some(Self::define_fields);
-            }),
-            // SAFETY: as for `fields`.
+            // value of the C struct (so for `class` below).
             funcs <- Opaque::ffi_init(|f: *mut bindings::trace_event_functions| unsafe {
                 ptr::write_bytes(f, 0, 1);
                 (*f).trace = Some(Self::print);
             }),
-            // SAFETY: as for `fields`; `system` and `fields` are initialised
-            // (above) and pinned with `this`.
+            // SAFETY: as for `funcs`; `strings` is initialised (above) and
+            // owned by `this`, `FIELDS` a constant.
             class <- Opaque::ffi_init(|class: *mut bindings::trace_event_class| unsafe {
                 let this = this.as_ptr();
                 ptr::write_bytes(class, 0, 1);
-                (*class).system = (*this).system.as_char_ptr();
-                (*class).fields_array = Opaque::raw_get(ptr::addr_of!((*this).fields)).cast();
+                (*class).system = (*this).string(0).as_char_ptr();
+                // C only reads the array (`trace_define_fields()`).
+                (*class).fields_array = Self::fields_array().as_ptr().cast_mut();
                 (*class).reg = Some(Self::reg);
                 let list = ptr::addr_of_mut!((*class).fields);
                 (*list).next = list;
@@ -394,9 +407,9 @@ impl<T: Event> Registration<T> {
                 let this = this.as_ptr();
                 ptr::write_bytes(call, 0, 1);
                 (*call).class = Opaque::raw_get(ptr::addr_of!((*this).class));
-                (*call).__bindgen_anon_1.name = (*this).name.as_char_ptr();
+                (*call).__bindgen_anon_1.name = (*this).string(1).as_char_ptr();
                 (*call).event.funcs = Opaque::raw_get(ptr::addr_of!((*this).funcs));
-                (*call).print_fmt = (*this).print_fmt.as_char_ptr().cast_mut();
+                (*call).print_fmt = (*this).string(2).as_char_ptr().cast_mut();
                 // A kprobe event to perf and BPF, with its own reference
                 // count; each reference also pins `module` (the series's "pin the module" patch).
                 (*call).flags =
@@ -405,10 +418,38 @@ impl<T: Event> Registration<T> {
                 // INVARIANT: on success `call` is registered with `removed`
                 // false and everything it reaches initialised; on failure
                 // nothing is registered and the initialiser drops the rest.
-                add_event_call(lock, call, &(*this).system, &(*this).name)
+                add_event_call(lock, call, (*this).string(0), (*this).string(1))
             }),
             _pin: PhantomPinned,
         }? Error)
+    }
+
+    /// The class's fields: one entry with a `define_fields` callback
+    /// (`TRACE_FUNCTION_TYPE`), then the end. A constant, as C's
+    /// `kprobe_fields_array` is static (trace_kprobe.c:1747-1751): C only
+    /// reads it.
+    const FIELDS: [bindings::trace_event_fields; 2] = {
+        // SAFETY: all zero is a valid value of the C struct (null pointers,
+        // no function), and ends the array.
+        let mut f: [bindings::trace_event_fields; 2] = unsafe { core::mem::zeroed() };
+        f[0].type_ = TRACE_FUNCTION_TYPE;
+        f[0].__bindgen_anon_1.define_fields = Some(Self::define_fields);
+        f
+    };
+
+    /// [`Registration::FIELDS`], where the class points.
+    const fn fields_array() -> &'static [bindings::trace_event_fields; 2] {
+        &Self::FIELDS
+    }
+
+    /// String `i` of `strings`: the system (0), the name (1) or the print
+    /// format (2).
+    fn string(&self, i: usize) -> &CStr {
+        self.strings
+            .split_inclusive(|&b| b == 0)
+            .nth(i)
+            .and_then(|s| CStr::from_bytes_with_nul(s).ok())
+            .unwrap_or(crate::c_str!(""))
     }
 
     /// The data given to [`Registration::new`], which the event's callbacks

@@ -46,14 +46,11 @@ const RESERVED: [&[u8]; 8] = [
     b"__probe_func",
 ];
 
-/// A parsed argument.
+/// A parsed argument. Its name, text and program are kept by `S`: inline
+/// while it is parsed ([`Parsed`]); a stored probe may keep them in just
+/// the memory they take ([`Store`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Arg {
-    /// Field name: given, or `arg<N>`.
-    pub name: Str<MAX_ARG_NAME_LEN>,
-    /// The expression as written (after `%pd`/`%pD` rewriting), type
-    /// included: shown in the read-back of `kprobe_events`.
-    pub comm: Str<MAX_ARGSTR_LEN>,
+pub struct Arg<S = Parsed> {
     /// Element type.
     pub ty: TypeId,
     /// Array length, 0 for a scalar.
@@ -62,25 +59,182 @@ pub struct Arg {
     pub offset: u32,
     /// Whether the field is a `__data_loc` with data in the dynamic area.
     pub dynamic: bool,
-    /// The fetch program.
-    pub code: Program,
     /// How the hit path runs the program without the general stages, if
-    /// it can ([`super::fetch::shortcut`] of `code`, set when it is
+    /// it can ([`super::fetch::shortcut`] of the program, set when it is
     /// complete).
     pub shortcut: Option<Shortcut>,
+    /// The name, the text and the program.
+    pub store: S,
 }
 
-impl Arg {
+/// What an argument keeps that varies in size: its field name, its text
+/// and its fetch program.
+pub trait Store {
+    /// Field name: given, or `arg<N>`.
+    fn name(&self) -> &[u8];
+    /// The expression as written (after `%pd`/`%pD` rewriting), type
+    /// included: shown in the read-back of `kprobe_events`.
+    fn comm(&self) -> &[u8];
+    /// The first [`HEAD`] instructions: all of the commonest programs (a
+    /// load, a store, the end), which the hit path reads without a
+    /// pointer to follow.
+    fn head(&self) -> &[Insn; HEAD];
+    /// Instruction `i`; [`Op::End`] past the program.
+    fn insn(&self, i: usize) -> &Insn;
+}
+
+/// Instructions of a program a [`Store`] keeps with the argument.
+pub const HEAD: usize = 3;
+
+/// What a program holds past its last slot.
+pub static END: Insn = Insn::new(Op::End);
+
+static NOP_HEAD: [Insn; HEAD] = [Insn::NOP; HEAD];
+
+/// An argument's name, text and program inline, as the parser makes them
+/// (about 350 bytes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parsed {
+    /// Field name.
+    pub name: Str<MAX_ARG_NAME_LEN>,
+    /// The expression as written.
+    pub comm: Str<MAX_ARGSTR_LEN>,
+    /// The fetch program.
+    pub code: Program,
+}
+
+impl Store for Parsed {
+    fn name(&self) -> &[u8] {
+        self.name.as_bytes()
+    }
+
+    fn comm(&self) -> &[u8] {
+        self.comm.as_bytes()
+    }
+
+    #[inline(always)]
+    fn head(&self) -> &[Insn; HEAD] {
+        // Always `Some`: a program is longer than its head.
+        self.code.first_chunk().unwrap_or(&NOP_HEAD)
+    }
+
+    #[inline(always)]
+    fn insn(&self, i: usize) -> &Insn {
+        self.code.get(i).unwrap_or(&END)
+    }
+}
+
+/// An argument's name, text and program in just the memory they take:
+/// the first [`HEAD`] instructions inline, the rest of the program up to
+/// its [`Op::End`] in `V` (empty for most programs), the name then the
+/// text in `T` (the caller's storage: a `Vec` on the host, a `KVec` in the
+/// kernel).
+#[derive(Debug)]
+pub struct Split<V, T> {
+    head: [Insn; HEAD],
+    tail: V,
+    text: T,
+    name_len: u8,
+}
+
+impl<V, T> Split<V, T> {
+    /// `p` kept in `tail` (given the instructions after the head, up to
+    /// and including the end) and `text` (given the name then the text),
+    /// or their error.
+    pub fn new<E>(
+        p: &Parsed,
+        tail: impl FnOnce(&[Insn]) -> Result<V, E>,
+        text: impl FnOnce(&[u8], &[u8]) -> Result<T, E>,
+    ) -> Result<Self, E> {
+        let end = p
+            .code
+            .iter()
+            .position(|c| c.op == Op::End)
+            .map_or(FETCH_INSN_MAX, |e| e + 1);
+        Ok(Split {
+            head: *p.head(),
+            tail: tail(p.code.get(HEAD..end).unwrap_or(&[]))?,
+            text: text(p.name(), p.comm())?,
+            // At most MAX_ARG_NAME_LEN.
+            name_len: p.name().len() as u8,
+        })
+    }
+}
+
+impl<V: core::ops::Deref<Target = [Insn]>, T: core::ops::Deref<Target = [u8]>> Store
+    for Split<V, T>
+{
+    fn name(&self) -> &[u8] {
+        self.text.get(..usize::from(self.name_len)).unwrap_or(&[])
+    }
+
+    fn comm(&self) -> &[u8] {
+        self.text.get(usize::from(self.name_len)..).unwrap_or(&[])
+    }
+
+    #[inline(always)]
+    fn head(&self) -> &[Insn; HEAD] {
+        &self.head
+    }
+
+    #[inline(always)]
+    fn insn(&self, i: usize) -> &Insn {
+        match self.head.get(i) {
+            Some(c) => c,
+            None => self.tail.get(i - HEAD).unwrap_or(&END),
+        }
+    }
+}
+
+impl<S: Store> Arg<S> {
     /// Bytes of the fixed part of the record this argument takes.
     pub fn size(&self) -> usize {
         usize::from(self.ty.get().size) * (self.count.max(1) as usize)
+    }
+
+    /// Field name: given, or `arg<N>`.
+    pub fn name(&self) -> &[u8] {
+        self.store.name()
+    }
+
+    /// The expression as written, type included.
+    pub fn comm(&self) -> &[u8] {
+        self.store.comm()
+    }
+
+    /// Instruction `i`; [`Op::End`] past the program.
+    #[inline(always)]
+    pub fn insn(&self, i: usize) -> &Insn {
+        self.store.insn(i)
+    }
+
+    /// The instructions up to and including the [`Op::End`].
+    pub fn program(&self) -> impl Iterator<Item = &Insn> + '_ {
+        let mut done = false;
+        (0..FETCH_INSN_MAX).map_while(move |i| {
+            let c = self.insn(i);
+            (!core::mem::replace(&mut done, c.op == Op::End)).then_some(c)
+        })
     }
 
     /// The text of instruction `insn` (`@SYM` name or immediate string).
     pub fn insn_text(&self, insn: &Insn) -> &[u8] {
         let start = usize::from(insn.data_start);
         let end = start + usize::from(insn.data_len);
-        self.comm.as_bytes().get(start..end).unwrap_or(&[])
+        self.comm().get(start..end).unwrap_or(&[])
+    }
+
+    /// The same argument with its name, text and program kept by `f`'s
+    /// result, or `f`'s error.
+    pub fn map<T, E>(&self, f: impl FnOnce(&S) -> Result<T, E>) -> Result<Arg<T>, E> {
+        Ok(Arg {
+            ty: self.ty,
+            count: self.count,
+            offset: self.offset,
+            dynamic: self.dynamic,
+            shortcut: self.shortcut,
+            store: f(&self.store)?,
+        })
     }
 }
 
@@ -210,10 +364,10 @@ fn find(s: &[u8], c: u8) -> Option<usize> {
 /// Parses argument `i` (0-based) of a probe, `token` as written, whose
 /// fixed part starts at `*size` bytes; `prev` are the arguments before it.
 /// `traceprobe_parse_probe_arg()`, trace_probe.c:1593-1629.
-pub fn parse(
+pub fn parse<S: Store>(
     token: &[u8],
     i: usize,
-    prev: &[Arg],
+    prev: &[Arg<S>],
     size: &mut usize,
     ctx: &mut Ctx<'_>,
 ) -> PResult<Arg> {
@@ -240,7 +394,7 @@ pub fn parse(
         return Err(ctx.err(Code::BadArgName, 0));
     }
     let n = name.as_bytes();
-    if RESERVED.contains(&n) || prev.iter().any(|a| a.name.as_bytes() == n) {
+    if RESERVED.contains(&n) || prev.iter().any(|a| a.name() == n) {
         return Err(ctx.err(Code::UsedArgName, 0));
     }
     ctx.offset = body_start;
@@ -262,18 +416,20 @@ fn parse_body(
     };
     let split = parse_type(body, ctx)?;
     let mut arg = Arg {
-        name,
-        comm,
         ty: split.ty,
         count: split.count,
         offset: 0,
         dynamic: false,
-        code: [Insn::NOP; FETCH_INSN_MAX],
         shortcut: None,
+        store: Parsed {
+            name,
+            comm,
+            code: [Insn::NOP; FETCH_INSN_MAX],
+        },
     };
-    arg.code[FETCH_INSN_MAX - 1] = Insn::new(Op::End);
+    arg.store.code[FETCH_INSN_MAX - 1] = Insn::new(Op::End);
     let mut ci = 0;
-    parse_fetch(body, 0, split.fetch_end, &mut arg.code, &mut ci, ctx)?;
+    parse_fetch(body, 0, split.fetch_end, &mut arg.store.code, &mut ci, ctx)?;
 
     arg.offset = u32::try_from(*size).unwrap_or(u32::MAX);
     *size += arg.size();
@@ -287,14 +443,14 @@ fn parse_body(
     // interpreter skips on every hit (trace_probe.c:1200-1215,
     // process_fetch_insn()); the op count (`TOO_MANY_OPS`) was taken above
     // as C takes it. `resolve_symbols()` fills the immediate in.
-    if arg.code[0].op == Op::Symbol && arg.code[1].op == Op::Imm {
-        let sym = arg.code[0];
-        arg.code.copy_within(1.., 0);
-        arg.code[0].data_start = sym.data_start;
-        arg.code[0].data_len = sym.data_len;
-        arg.code[0].param = Insn::SYMBOL;
+    if arg.store.code[0].op == Op::Symbol && arg.store.code[1].op == Op::Imm {
+        let sym = arg.store.code[0];
+        arg.store.code.copy_within(1.., 0);
+        arg.store.code[0].data_start = sym.data_start;
+        arg.store.code[0].data_len = sym.data_len;
+        arg.store.code[0].param = Insn::SYMBOL;
     }
-    arg.shortcut = shortcut(&arg.code, arg.size());
+    arg.shortcut = shortcut(&arg.store.code, arg.size());
     Ok(arg)
 }
 
@@ -619,7 +775,7 @@ fn finalize(
     ctx: &Ctx<'_>,
 ) -> PResult<()> {
     let ty = arg.ty.get();
-    let last = op_at(&arg.code, ci);
+    let last = op_at(&arg.store.code, ci);
     let next_free = |code: &Program, ci: usize| op_at(code, ci + 1) == Op::Nop;
     if ty.is_string {
         let symstr = arg.ty == types::SYMSTR;
@@ -638,12 +794,12 @@ fn finalize(
         }
         if symstr || matches!(last, Op::Imm | Op::Comm | Op::Data) || arg.count != 0 {
             // Keep the loaded address (or, for arrays, the pointer array).
-            if !next_free(&arg.code, ci) {
+            if !next_free(&arg.store.code, ci) {
                 return Err(ctx.err(Code::TooManyOps, ctx.offset));
             }
             ci += 1;
         }
-        let cur = op_at(&arg.code, ci);
+        let cur = op_at(&arg.store.code, ci);
         let op = if arg.ty == types::USTRING || cur == Op::UDeref {
             Op::StUString
         } else if symstr {
@@ -651,7 +807,7 @@ fn finalize(
         } else {
             Op::StString
         };
-        to_store(&mut arg.code, ci, op, ty.size);
+        to_store(&mut arg.store.code, ci, op, ty.size);
         arg.dynamic = true;
     } else if last == Op::Deref || last == Op::UDeref {
         let op = if last == Op::Deref {
@@ -659,13 +815,13 @@ fn finalize(
         } else {
             Op::StUMem
         };
-        to_store(&mut arg.code, ci, op, ty.size);
+        to_store(&mut arg.store.code, ci, op, ty.size);
     } else {
-        if !next_free(&arg.code, ci) {
+        if !next_free(&arg.store.code, ci) {
             return Err(ctx.err_at(errno::E2BIG, Code::TooManyOps, ctx.offset));
         }
         ci += 1;
-        arg.code[ci] = Insn {
+        arg.store.code[ci] = Insn {
             size: ty.size,
             ..Insn::new(Op::StRaw)
         };
@@ -673,26 +829,29 @@ fn finalize(
     let store = ci;
 
     if let Some(t) = ty_text {
-        if t.first() == Some(&b'b') && !bitfield(&mut arg.code, &mut ci, t, ty.size) {
+        if t.first() == Some(&b'b') && !bitfield(&mut arg.store.code, &mut ci, t, ty.size) {
             return Err(ctx.err(Code::BadBitfield, ctx.offset + ty_offset));
         }
     }
 
     if arg.count != 0 {
-        if !matches!(arg.code[store].op, Op::StMem | Op::StString | Op::StUString) {
+        if !matches!(
+            arg.store.code[store].op,
+            Op::StMem | Op::StString | Op::StUString
+        ) {
             return Err(ctx.err(Code::BadString, ctx.offset + ty_offset));
         }
-        if !next_free(&arg.code, ci) {
+        if !next_free(&arg.store.code, ci) {
             return Err(ctx.err_at(errno::E2BIG, Code::TooManyOps, ctx.offset));
         }
         ci += 1;
-        arg.code[ci] = Insn {
+        arg.store.code[ci] = Insn {
             // At most MAX_ARRAY_LEN.
             param: arg.count as u16,
             ..Insn::new(Op::LpArray)
         };
     }
-    set(&mut arg.code, ci + 1, Insn::new(Op::End));
+    set(&mut arg.store.code, ci + 1, Insn::new(Op::End));
     Ok(())
 }
 

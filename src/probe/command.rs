@@ -19,7 +19,7 @@
 
 use core::fmt::Write;
 
-use super::arg::{self, Arg, Ctx, EntryArgs, Flags, MAX_TRACE_ARGS};
+use super::arg::{self, Arg, Ctx, EntryArgs, Flags, Store, MAX_TRACE_ARGS};
 use super::error::{errno, Code, ParseError};
 use super::num::{kstrtol, kstrtouint, kstrtoul};
 use super::text::{is_good_name, Prefix, Str, Text};
@@ -64,10 +64,12 @@ pub trait Env {
 /// Growable storage for a probe's arguments: the caller's (a `Vec` on the
 /// host, a `KVec` in the kernel).
 pub trait ArgList {
+    /// How the list keeps each argument's name, text and program.
+    type Store: Store;
     /// Appends; `Err` when out of memory.
     fn push(&mut self, arg: Arg) -> Result<(), ()>;
     /// The arguments so far.
-    fn as_slice(&self) -> &[Arg];
+    fn as_slice(&self) -> &[Arg<Self::Store>];
 }
 
 /// The tokens of one line, with room for rewritten arguments.
@@ -604,14 +606,14 @@ pub fn resolve_symbols(
 ) -> core::result::Result<(), i32> {
     use super::insn::Op;
     for a in args.iter_mut() {
-        for i in 0..a.code.len() {
-            if a.code[i].op == Op::End {
+        for i in 0..a.store.code.len() {
+            if a.store.code[i].op == Op::End {
                 break;
             }
-            if a.code[i].op != Op::Imm || a.code[i].param != super::insn::Insn::SYMBOL {
+            if a.store.code[i].op != Op::Imm || a.store.code[i].param != super::insn::Insn::SYMBOL {
                 continue;
             }
-            let text = a.insn_text(&a.code[i]);
+            let text = a.insn_text(a.insn(i));
             let (name, offset) = match text.iter().position(|&c| c == b'+' || c == b'-') {
                 Some(p) => (
                     &text[..p],
@@ -623,7 +625,7 @@ pub fn resolve_symbols(
             if addr == 0 {
                 return Err(errno::ENOENT);
             }
-            a.code[i].offset = addr.wrapping_add(offset as u64) as i64;
+            a.store.code[i].offset = addr.wrapping_add(offset as u64) as i64;
         }
     }
     Ok(())

@@ -25,7 +25,7 @@
 //! Nothing here allocates, and every buffer access is bounds-checked: a
 //! program the compiler did not emit cannot make it panic, only stop early.
 
-use super::arg::Arg;
+use super::arg::{Arg, Store};
 use super::insn::{Insn, Op};
 use super::regs::ARGUMENT_REGS;
 
@@ -49,6 +49,15 @@ pub trait Machine {
     fn retval(&self) -> u64;
     /// `TASK_SIZE`: addresses below it are read as user memory.
     fn task_size(&self) -> u64;
+    /// A bound `TASK_SIZE` never exceeds, whatever the task (x86_64:
+    /// `TASK_SIZE_MAX` with 5-level paging): an address at or above it is
+    /// read as kernel memory without asking [`Machine::task_size`]. Only
+    /// kernel addresses are that high, so the usual dereference asks
+    /// nothing. The default is no bound (always ask).
+    #[inline(always)]
+    fn task_size_bound(&self) -> u64 {
+        u64::MAX
+    }
     /// `copy_from_kernel_nofault()`.
     fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), Fault>;
     /// `copy_from_user_nofault()`.
@@ -169,23 +178,23 @@ fn data_loc(len: usize, offset: usize) -> u32 {
 /// at its offset) then the strings. `head` is the size of the record head
 /// (16 for a kprobe, 24 for a kretprobe); `edata` the entry data of a
 /// return probe. Returns the payload length.
-pub fn store<M: Machine + ?Sized>(
-    args: &[Arg],
+pub fn store<M: Machine + ?Sized, S: Store>(
+    args: &[Arg<S>],
     fixed_size: usize,
     m: &M,
     edata: &[u8],
     head: usize,
     buf: &mut [u8],
 ) -> usize {
-    store_with::<M, true>(args, fixed_size, m, edata, head, buf)
+    store_with::<M, S, true>(args, fixed_size, m, edata, head, buf)
 }
 
 /// [`store`] with or without the shortcut for the commonest programs
 /// ([`simple`]); without, for tests that hold the two paths to the same
 /// bytes.
 #[inline(always)]
-fn store_with<M: Machine + ?Sized, const SHORTCUT: bool>(
-    args: &[Arg],
+fn store_with<M: Machine + ?Sized, S: Store, const SHORTCUT: bool>(
+    args: &[Arg<S>],
     fixed_size: usize,
     m: &M,
     edata: &[u8],
@@ -301,8 +310,8 @@ pub fn shortcut(code: &[Insn], size: usize) -> Option<Shortcut> {
 /// program; otherwise the field (`size` bytes at `at`) is written whole,
 /// zeros on a fault, as the general stages would.
 #[inline(always)]
-fn simple<M: Machine + ?Sized>(
-    a: &Arg,
+fn simple<M: Machine + ?Sized, S: Store>(
+    a: &Arg<S>,
     m: &M,
     edata: &[u8],
     at: usize,
@@ -311,7 +320,7 @@ fn simple<M: Machine + ?Sized>(
 ) -> bool {
     // The commonest of all first, with no lookup: a value stored as is, or
     // the memory it points to (`%di`, `$arg2`, `+8(%di)`, `@sym`).
-    let [c0, c1, c2, ..] = &a.code;
+    let [c0, c1, c2] = a.store.head();
     if c2.op == Op::End
         && matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
         && usize::from(c1.size) == size
@@ -334,8 +343,8 @@ fn simple<M: Machine + ?Sized>(
 /// The rest of [`simple`]: dereference chains, bitfields, strings. Out of
 /// line, so that the loop over the arguments in [`store`] stays small.
 #[inline(never)]
-fn run_shortcut<M: Machine + ?Sized>(
-    a: &Arg,
+fn run_shortcut<M: Machine + ?Sized, S: Store>(
+    a: &Arg<S>,
     sc: Shortcut,
     m: &M,
     edata: &[u8],
@@ -344,14 +353,12 @@ fn run_shortcut<M: Machine + ?Sized>(
     out: &mut Out<'_>,
 ) -> bool {
     let (first, st) = (usize::from(sc.load), usize::from(sc.store));
-    let (Some(c0), Some(c)) = (a.code.get(first), a.code.get(st)) else {
-        return false;
-    };
+    let (c0, c) = (a.insn(first), a.insn(st));
     let Some(mut v) = load(c0, m, edata) else {
         return false;
     };
     if sc.derefs {
-        for d in a.code.get(first + 1..st).unwrap_or(&[]) {
+        for d in (first + 1..st).map(|i| a.insn(i)) {
             let space = if d.op == Op::Deref {
                 Space::Kernel
             } else {
@@ -450,9 +457,16 @@ fn read_word<M: Machine + ?Sized>(m: &M, space: Space, addr: u64) -> Result<u64,
 #[inline(always)]
 fn read<M: Machine + ?Sized>(m: &M, space: Space, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
     match space {
-        Space::Kernel if addr >= m.task_size() => m.read_kernel(addr, dst),
+        Space::Kernel if !below_task_size(m, addr) => m.read_kernel(addr, dst),
         _ => m.read_user(addr, dst),
     }
+}
+
+/// `addr < TASK_SIZE` (`probe_mem_read()`'s routing), without asking for
+/// `TASK_SIZE` when the address is above every task's.
+#[inline(always)]
+fn below_task_size<M: Machine + ?Sized>(m: &M, addr: u64) -> bool {
+    addr < m.task_size_bound() && addr < m.task_size()
 }
 
 /// `regs_get_kernel_argument()` (x86_64): six registers, then the stack.
@@ -463,12 +477,10 @@ pub fn kernel_argument<M: Machine + ?Sized>(m: &M, n: u32) -> u64 {
     }
 }
 
-/// What an argument's program holds past its last slot.
-static END: Insn = Insn::new(Op::End);
-
 /// The `i`th instruction, by reference (no copy on the hit path).
-fn insn(a: &Arg, i: usize) -> &Insn {
-    a.code.get(i).unwrap_or(&END)
+#[inline(always)]
+fn insn<S: Store>(a: &Arg<S>, i: usize) -> &Insn {
+    a.insn(i)
 }
 
 /// Copies a string to the free dynamic area and points the `__data_loc`
@@ -494,7 +506,7 @@ fn store_string(
 /// `TASK_SIZE` is read as user memory (`probe_mem_read()`'s routing).
 fn store_str<M: Machine + ?Sized>(out: &mut Out<'_>, dest: usize, m: &M, c: &Insn, val: u64) {
     let addr = val.wrapping_add(c.offset as u64);
-    let user = c.op == Op::StUString || addr < m.task_size();
+    let user = c.op == Op::StUString || below_task_size(m, addr);
     store_string(out, dest, |dst| {
         if user {
             m.strncpy_user(addr, dst)
@@ -505,7 +517,13 @@ fn store_str<M: Machine + ?Sized>(out: &mut Out<'_>, dest: usize, m: &M, c: &Ins
 }
 
 /// Runs one argument's program into the field at `at`.
-fn run<M: Machine + ?Sized>(a: &Arg, m: &M, edata: &[u8], at: usize, out: &mut Out<'_>) {
+fn run<M: Machine + ?Sized, S: Store>(
+    a: &Arg<S>,
+    m: &M,
+    edata: &[u8],
+    at: usize,
+    out: &mut Out<'_>,
+) {
     let mut pc = 0;
     if insn(a, pc).op == Op::Symbol {
         pc += 1;
@@ -632,8 +650,8 @@ fn run<M: Machine + ?Sized>(a: &Arg, m: &M, edata: &[u8], at: usize, out: &mut O
 /// (not such an array, or the block faulted somewhere: then each element
 /// is read alone, and one that faults reads as 0, as before).
 #[inline(never)]
-fn array_at_once<M: Machine + ?Sized>(
-    a: &Arg,
+fn array_at_once<M: Machine + ?Sized, S: Store>(
+    a: &Arg<S>,
     pc: usize,
     c: &Insn,
     m: &M,

@@ -13,7 +13,7 @@
 
 use core::fmt::{self, Write};
 
-use super::arg::Arg;
+use super::arg::{Arg, Store};
 use super::command::{Place, Probe};
 use super::text::Bytes;
 
@@ -80,7 +80,10 @@ impl fmt::Display for Field<'_> {
 }
 
 /// The fields a probe's event defines after the common ones, in order.
-pub fn fields<'a>(is_return: bool, args: &'a [Arg]) -> impl Iterator<Item = Field<'a>> + 'a {
+pub fn fields<'a, S: Store>(
+    is_return: bool,
+    args: &'a [Arg<S>],
+) -> impl Iterator<Item = Field<'a>> + 'a {
     let head: &[Field<'static>] = if is_return {
         &[
             Field {
@@ -116,7 +119,7 @@ pub fn fields<'a>(is_return: bool, args: &'a [Arg]) -> impl Iterator<Item = Fiel
         Field {
             ty: t.fmttype,
             count: a.count,
-            name: a.name.as_bytes(),
+            name: a.name(),
             offset: base + a.offset as usize,
             size: a.size(),
             is_signed: t.is_signed,
@@ -125,7 +128,7 @@ pub fn fields<'a>(is_return: bool, args: &'a [Arg]) -> impl Iterator<Item = Fiel
 }
 
 /// Writes the field lines of the `format` file (each with its newline).
-pub fn format_fields(w: &mut dyn Write, is_return: bool, args: &[Arg]) -> fmt::Result {
+pub fn format_fields<S: Store>(w: &mut dyn Write, is_return: bool, args: &[Arg<S>]) -> fmt::Result {
     for f in fields(is_return, args) {
         writeln!(w, "{f}")?;
     }
@@ -133,7 +136,7 @@ pub fn format_fields(w: &mut dyn Write, is_return: bool, args: &[Arg]) -> fmt::R
 }
 
 /// Writes the `print fmt` value (what follows `print fmt: `).
-pub fn print_fmt(w: &mut dyn Write, is_return: bool, args: &[Arg]) -> fmt::Result {
+pub fn print_fmt<S: Store>(w: &mut dyn Write, is_return: bool, args: &[Arg<S>]) -> fmt::Result {
     w.write_str(if is_return {
         "\"(%lx <- %lx)"
     } else {
@@ -141,7 +144,7 @@ pub fn print_fmt(w: &mut dyn Write, is_return: bool, args: &[Arg]) -> fmt::Resul
     })?;
     for a in args {
         let t = a.ty.get();
-        write!(w, " {}=", Bytes(a.name.as_bytes()))?;
+        write!(w, " {}=", Bytes(a.name()))?;
         if a.count != 0 {
             w.write_str("{")?;
             for j in 0..a.count {
@@ -161,7 +164,7 @@ pub fn print_fmt(w: &mut dyn Write, is_return: bool, args: &[Arg]) -> fmt::Resul
         "\", REC->__probe_ip"
     })?;
     for a in args {
-        let name = Bytes(a.name.as_bytes());
+        let name = Bytes(a.name());
         let string = a.ty.get().is_string;
         if a.count != 0 {
             for j in 0..a.count {
@@ -206,12 +209,7 @@ pub fn readback<A: super::command::ArgList, S: super::text::Text, E, N: super::t
         Place::Symbol { offset } => write!(w, " {}+{offset}", Bytes(p.symbol.as_bytes()))?,
     }
     for a in p.args.as_slice() {
-        write!(
-            w,
-            " {}={}",
-            Bytes(a.name.as_bytes()),
-            Bytes(a.comm.as_bytes())
-        )?;
+        write!(w, " {}={}", Bytes(a.name()), Bytes(a.comm()))?;
     }
     w.write_char('\n')
 }

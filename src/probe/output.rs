@@ -11,7 +11,7 @@
 
 use core::fmt::{self, Write};
 
-use super::arg::Arg;
+use super::arg::{Arg, Store};
 use super::text::Bytes;
 use super::types::Print;
 
@@ -65,9 +65,9 @@ fn le(b: &[u8], at: usize, size: usize) -> u64 {
 
 /// Prints one value of `arg`'s type at `at` of `payload` (the record after
 /// its head, `head` bytes long).
-fn print_value(
+fn print_value<S: Store>(
     w: &mut dyn Write,
-    arg: &Arg,
+    arg: &Arg<S>,
     payload: &[u8],
     at: usize,
     head: usize,
@@ -121,15 +121,15 @@ fn print_value(
 }
 
 /// Writes the arguments: ` name=value` each, arrays as `{a,b}`.
-pub fn print_args(
+pub fn print_args<S: Store>(
     w: &mut dyn Write,
-    args: &[Arg],
+    args: &[Arg<S>],
     payload: &[u8],
     head: usize,
     syms: &dyn Symbols,
 ) -> fmt::Result {
     for a in args {
-        write!(w, " {}=", Bytes(a.name.as_bytes()))?;
+        write!(w, " {}=", Bytes(a.name()))?;
         let at = a.offset as usize;
         if a.count == 0 {
             print_value(w, a, payload, at, head, syms)?;
@@ -163,11 +163,11 @@ pub enum Head {
 }
 
 /// Writes `NAME: (IP) ARGS\n` (or `NAME: (RET_IP <- FUNC) ARGS\n`).
-pub fn print_event(
+pub fn print_event<S: Store>(
     w: &mut dyn Write,
     name: &[u8],
     head: Head,
-    args: &[Arg],
+    args: &[Arg<S>],
     payload: &[u8],
     syms: &dyn Symbols,
 ) -> fmt::Result {

@@ -13,7 +13,7 @@
 
 use core::fmt::Write;
 
-use super::arg::Arg;
+use super::arg::{Arg, Store};
 use super::command::{ArgList, Place, Probe, Tokens};
 use super::error::{errno, Code, ParseError};
 use super::text::{Bytes, Prefix, Str, Text};
@@ -103,16 +103,16 @@ impl<'a> Removal<'a> {
 }
 
 /// `trace_probe_match_command_args()` (trace_probe.c:2262-2279).
-fn match_args<'a>(args: &[Arg], given: impl Iterator<Item = &'a [u8]>) -> bool {
+fn match_args<'a, S: Store>(args: &[Arg<S>], given: impl Iterator<Item = &'a [u8]>) -> bool {
     let mut n = 0;
     for (i, g) in given.enumerate() {
         let Some(a) = args.get(i) else {
             return false;
         };
-        let name = a.name.as_bytes();
+        let name = a.name();
         if !g.starts_with(name)
             || g.get(name.len()) != Some(&b'=')
-            || &g[name.len() + 1..] != a.comm.as_bytes()
+            || &g[name.len() + 1..] != a.comm()
         {
             return false;
         }
@@ -124,15 +124,13 @@ fn match_args<'a>(args: &[Arg], given: impl Iterator<Item = &'a [u8]>) -> bool {
 /// `trace_probe_compare_arg_type()` (trace_probe.c:2241-2260): 0 when the
 /// arguments have the same names, types and array sizes, else the 1-based
 /// index of the first that differs.
-pub fn compare_arg_type(a: &[Arg], b: &[Arg]) -> usize {
+pub fn compare_arg_type<S: Store, T: Store>(a: &[Arg<S>], b: &[Arg<T>]) -> usize {
     if a.len() != b.len() {
         return a.len().min(b.len()) + 1;
     }
     a.iter()
         .zip(b)
-        .position(|(x, y)| {
-            x.ty != y.ty || x.count != y.count || x.name.as_bytes() != y.name.as_bytes()
-        })
+        .position(|(x, y)| x.ty != y.ty || x.count != y.count || x.name() != y.name())
         .map_or(0, |i| i + 1)
 }
 
@@ -173,7 +171,7 @@ pub fn check_append<'s, A: ArgList, S: Text, E, N, B: ArgList + 's, T: Text + 's
                 .as_slice()
                 .iter()
                 .zip(new.args.as_slice())
-                .all(|(x, y)| x.comm.as_bytes() == y.comm.as_bytes())
+                .all(|(x, y)| x.comm() == y.comm())
     });
     if same {
         return Err(ParseError::logged(errno::EEXIST, Code::SameProbe, 0, 0));

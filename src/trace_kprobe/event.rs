@@ -13,9 +13,10 @@ use kernel::{
     ThisModule,
 };
 
+use super::stored::StoredArg;
 use super::TraceKprobe;
 use crate::kernel_env::{KernelSymbols, Raw};
-use crate::probe::{arg::Arg, command, format, output};
+use crate::probe::{command, format, output};
 
 /// What an event's callbacks and its probes' handlers share.
 #[pin_data]
@@ -26,7 +27,7 @@ pub(crate) struct EventShared {
     pub(super) is_return: bool,
     /// The record layout (the first probe's arguments, shared with it:
     /// every probe of the event has the same names, types and sizes).
-    pub(super) layout: Arc<KVec<Arg>>,
+    pub(super) layout: Arc<KVec<StoredArg>>,
     /// The type and name of each field after the common ones, as C
     /// strings one after the other in one allocation (the tracing core
     /// keeps pointers to them while the event exists).
@@ -197,7 +198,7 @@ impl trace_event::Event for Event {
 }
 
 /// Print fmt text for `CString::try_from_fmt`.
-pub(super) struct PrintFmt<'a>(pub(super) bool, pub(super) &'a [Arg]);
+pub(super) struct PrintFmt<'a>(pub(super) bool, pub(super) &'a [StoredArg]);
 
 impl core::fmt::Display for PrintFmt<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {

@@ -7,6 +7,7 @@ use crate::{
     bindings,
     sync::{lock::mutex::MutexBackend, lock::Guard, Mutex},
 };
+use core::ptr;
 
 /// Proof that the tracing core's `event_mutex` is held: the lock the core
 /// holds when it calls an event's callbacks, and that creating or removing
@@ -61,9 +62,11 @@ pub type EventGuard = Guard<'static, EventLock, MutexBackend>;
 /// Takes the tracing core's `event_mutex` (it may sleep).
 #[inline(never)]
 pub fn lock_events() -> EventGuard {
-    // SAFETY: `event_mutex` is the tracing core's `DEFINE_MUTEX()`: initialised
-    // and never freed. `EventLock` has no size and an alignment of one, and
-    // only this function and `EventLock::assume_held` make one.
-    let m: &'static Mutex<EventLock> = unsafe { Mutex::from_raw(bindings::event_mutex()) };
+    // SAFETY: `event_mutex` is the tracing core's `DEFINE_MUTEX()` (declared
+    // in its private trace.h): initialised and never freed. `EventLock` has
+    // no size and an alignment of one, and only this function and
+    // `EventLock::assume_held` make one.
+    let m: &'static Mutex<EventLock> =
+        unsafe { Mutex::from_raw(ptr::addr_of_mut!(bindings::event_mutex)) };
     m.lock()
 }

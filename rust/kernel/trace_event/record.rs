@@ -7,6 +7,7 @@
 
 use crate::{bindings, error::Result, prelude::*, sync::Arc, types::Opaque};
 use core::{
+    ffi::c_void,
     ptr,
     sync::atomic::{AtomicPtr, AtomicUsize, Ordering},
 };
@@ -44,12 +45,24 @@ impl EventFile {
         ptr::from_ref(self).cast_mut().cast()
     }
 
+    /// The file's `EVENT_FILE_FL_*` flags, read once: the tracing core
+    /// changes them under its locks, and a hit reads them without.
+    #[inline(always)]
+    fn flags(&self) -> u64 {
+        // SAFETY: by the type invariant the file is valid.
+        unsafe { ptr::addr_of!((*self.as_raw()).flags).read_volatile() as u64 }
+    }
+
     /// Runs the event's unconditional triggers and says whether the event is
     /// soft-disabled (`trace_trigger_soft_disabled()`): then no record.
     #[inline]
     pub fn soft_disabled(&self) -> bool {
-        // SAFETY: by the type invariant the file is valid.
-        let flags = unsafe { ptr::addr_of!((*self.as_raw()).flags).read_volatile() } as u64;
+        self.soft_disabled_as(self.flags())
+    }
+
+    /// [`EventFile::soft_disabled`] with the file's flags read.
+    #[inline(always)]
+    fn soft_disabled_as(&self, flags: u64) -> bool {
         let mode = (bindings::EVENT_FILE_FL_TRIGGER_MODE
             | bindings::EVENT_FILE_FL_SOFT_DISABLED
             | bindings::EVENT_FILE_FL_PID_FILTER) as u64;
@@ -87,15 +100,22 @@ impl EventFile {
 
     /// Writes a record of `len` bytes (the `trace_entry` header included
     /// and already filled in) for a probe hit with registers `regs`: `fill`
-    /// writes the rest, then the record is committed. Nothing is written if
-    /// the buffer is off, full, or the event filtered by pid. A stack trace
+    /// writes the rest, then the record is committed. As C's handlers do
+    /// first (`trace_trigger_soft_disabled()`), the event's unconditional
+    /// triggers run, and nothing is written while it is soft-disabled.
+    /// Nothing is written either if the buffer is off, full, or the event
+    /// filtered by pid. A stack trace
     /// recorded with the record (`options/stacktrace`) starts at the probed
     /// instruction, as for C's kprobe events (`__kprobe_trace_func()`,
     /// trace_kprobe.c:1470-1480: `fbuffer.regs = regs`).
     ///
     /// Inlined, with the commit's state on the caller's stack: this is the
     /// probe hit's path, the shape of C's, without a [`Reservation`] moved
-    /// around.
+    /// around. While nothing but the ring buffer is between the event and
+    /// its instance, the record goes straight into the buffer
+    /// (`EventFile::reserve_direct`); otherwise through
+    /// `trace_event_buffer_reserve()` and `trace_event_buffer_commit()`.
+    /// A `len` shorter than the header writes nothing.
     #[cfg(CONFIG_KPROBES)]
     #[inline]
     pub fn record_hit(
@@ -104,6 +124,32 @@ impl EventFile {
         regs: &crate::kprobes::PtRegs,
         fill: impl FnOnce(&mut [u8]),
     ) {
+        if len < super::ENTRY_SIZE {
+            return;
+        }
+        // The file's own reasons for the C path (a filter, a trigger, a
+        // soft-disable) are asked here, without a call.
+        let flags = self.flags();
+        if flags & INDIRECT_FILE_FLAGS == 0 {
+            let mut direct = Direct {
+                buffer: ptr::null_mut(),
+                entry: ptr::null_mut(),
+            };
+            match self.reserve_direct(len, &mut direct) {
+                DirectReserve::Reserved => {
+                    // SAFETY: the reserve gave `len` writable bytes at
+                    // `entry`, ours until the commit below.
+                    fill(unsafe { core::slice::from_raw_parts_mut(direct.entry, len) });
+                    // SAFETY: `direct` holds the reservation made above.
+                    unsafe { direct.commit() };
+                    return;
+                }
+                DirectReserve::Dropped => return,
+                DirectReserve::Indirect => {}
+            }
+        } else if self.soft_disabled_as(flags) {
+            return;
+        }
         let mut fbuffer = core::mem::MaybeUninit::<bindings::trace_event_buffer>::uninit();
         let fb = fbuffer.as_mut_ptr();
         // SAFETY: the file is valid (type invariant); a successful reserve
@@ -120,6 +166,188 @@ impl EventFile {
         // SAFETY: `fb` holds the reservation made above.
         unsafe { bindings::trace_event_buffer_commit(fb) };
     }
+
+    /// Reserves a record of `len` bytes straight in the instance's ring
+    /// buffer, as `trace_event_buffer_reserve()` would and with the same
+    /// header, when its commit would do nothing but commit: the file has no
+    /// pid filter, filter, trigger or soft-disable
+    /// (`__event_trigger_test_discard()`, `trace_event_buffer_lock_reserve()`'s
+    /// filter buffer), the instance records no stack traces
+    /// (`ftrace_trace_stack()`, `ftrace_trace_userstack()`), and events go
+    /// neither to printk nor to an export (`trace_event_buffer_commit()`,
+    /// trace.c:2814-2838). Then `rec` holds the reservation for
+    /// [`Direct::commit`]; otherwise the caller takes the C path.
+    #[cfg(CONFIG_KPROBES)]
+    #[inline(never)]
+    fn reserve_direct(&self, len: usize, rec: &mut Direct) -> DirectReserve {
+        let file = self.as_raw();
+        if self.flags() & INDIRECT_FILE_FLAGS != 0 {
+            return DirectReserve::Indirect;
+        }
+        // SAFETY: a file's instance outlives it.
+        let tr = unsafe { (*file).tr };
+        // SAFETY: `tr` is valid (above); its flags are a word the core
+        // writes under `trace_types_lock`.
+        let trace_flags = unsafe { ptr::addr_of!((*tr).trace_flags).read_volatile() };
+        // SAFETY: the keys are statics of the tracing core; `enabled` is an
+        // atomic counter (`static_key_enabled()`).
+        let keys = unsafe {
+            ptr::addr_of!(bindings::tracepoint_printk_key.key.enabled.counter).read_volatile()
+                | ptr::addr_of!(bindings::trace_event_exports_enabled.key.enabled.counter)
+                    .read_volatile()
+        };
+        if trace_flags & INDIRECT_TRACE_FLAGS != 0 || keys != 0 {
+            return DirectReserve::Indirect;
+        }
+        let ctx = trace_ctx_dec();
+        // SAFETY: as above; the buffer lives as long as the instance.
+        let buffer = unsafe { (*tr).array_buffer.buffer };
+        // SAFETY: `buffer` is the instance's ring buffer.
+        let event = unsafe { bindings::ring_buffer_lock_reserve(buffer, len as _) };
+        if event.is_null() {
+            return DirectReserve::Dropped;
+        }
+        // SAFETY: `event` was just reserved.
+        let entry = unsafe { event_data(event) };
+        // SAFETY: the event has `len >= ENTRY_SIZE` bytes at `entry`,
+        // 4-aligned as a `trace_entry` wants (ring buffer events are); the
+        // file's event is registered while the file exists.
+        unsafe {
+            bindings::tracing_generic_entry_update(
+                entry.cast(),
+                (*(*file).event_call).event.type_ as u16,
+                ctx,
+            )
+        };
+        // INVARIANT: `entry` is the data of the event just reserved in
+        // `buffer`, `len` bytes.
+        rec.buffer = buffer;
+        rec.entry = entry.cast();
+        DirectReserve::Reserved
+    }
+}
+
+/// File flags under which a record takes the C path
+/// ([`EventFile::reserve_direct`]).
+#[cfg(CONFIG_KPROBES)]
+const INDIRECT_FILE_FLAGS: u64 = (bindings::EVENT_FILE_FL_PID_FILTER
+    | bindings::EVENT_FILE_FL_FILTERED
+    | bindings::EVENT_FILE_FL_SOFT_DISABLED
+    | bindings::EVENT_FILE_FL_TRIGGER_MODE
+    | bindings::EVENT_FILE_FL_TRIGGER_COND) as u64;
+
+/// Instance options under which a record takes the C path: a stack trace
+/// follows it.
+#[cfg(CONFIG_KPROBES)]
+const INDIRECT_TRACE_FLAGS: bindings::trace_iterator_flags =
+    bindings::trace_iterator_flags_TRACE_ITER_STACKTRACE
+        | bindings::trace_iterator_flags_TRACE_ITER_USERSTACKTRACE;
+
+/// What [`EventFile::reserve_direct`] did.
+#[cfg(CONFIG_KPROBES)]
+enum DirectReserve {
+    /// Reserved straight in the ring buffer.
+    Reserved,
+    /// The ring buffer took nothing (off, full, or recursing): no record,
+    /// as the C path would give.
+    Dropped,
+    /// The record must take the C path.
+    Indirect,
+}
+
+/// A record reserved straight in a ring buffer by
+/// [`EventFile::reserve_direct`].
+///
+/// # Invariants
+///
+/// When reserved, `entry` is the data of an event reserved in `buffer` and
+/// not yet committed.
+#[cfg(CONFIG_KPROBES)]
+struct Direct {
+    buffer: *mut bindings::trace_buffer,
+    entry: *mut u8,
+}
+
+#[cfg(CONFIG_KPROBES)]
+impl Direct {
+    /// Commits the record: `__buffer_unlock_commit()` for a record not in
+    /// the filter buffer (trace.c:1059-1074).
+    ///
+    /// # Safety
+    ///
+    /// `self` holds a reservation ([`DirectReserve::Reserved`]), committed
+    /// once.
+    #[inline(never)]
+    unsafe fn commit(&self) {
+        // The next sched switch records this CPU's tasks' comms.
+        #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
+        // SAFETY: `trace_taskinfo_save` is a per-CPU variable, whose address
+        // is a per-CPU offset that x86-64 reaches through `%gs`, as
+        // `__this_cpu_write()` does (arch/x86/include/asm/percpu.h).
+        unsafe {
+            core::arch::asm!(
+                "movb $1, %gs:({0})",
+                in(reg) ptr::addr_of!(bindings::trace_taskinfo_save),
+                options(att_syntax, nostack)
+            )
+        };
+        #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
+        // SAFETY: without SMP a per-CPU variable is a plain one, written
+        // with preemption off (the caller is a probe handler).
+        unsafe {
+            ptr::addr_of_mut!(bindings::trace_taskinfo_save).write_volatile(true)
+        };
+        // SAFETY: by the type invariant and the caller's guarantee.
+        unsafe { bindings::ring_buffer_unlock_commit(self.buffer) };
+    }
+}
+
+/// `tracing_gen_ctx_dec()` (include/linux/trace_events.h): the context
+/// word of a record's header, for a record made in a handler that runs
+/// with preemption off.
+#[cfg(CONFIG_KPROBES)]
+#[inline(always)]
+fn trace_ctx_dec() -> u32 {
+    let eflags: u64;
+    // SAFETY: `local_save_flags()`: reads the flags register.
+    unsafe { core::arch::asm!("pushf", "pop {}", out(reg) eflags, options(att_syntax)) };
+    let irqs = if eflags & (1 << bindings::X86_EFLAGS_IF_BIT) == 0 {
+        bindings::trace_flag_type_TRACE_FLAG_IRQS_OFF
+    } else {
+        0
+    };
+    // SAFETY: no preconditions.
+    let ctx = unsafe { bindings::tracing_gen_ctx_irq_test(irqs as _) };
+    // The handler's own `preempt_disable()` is not the probed code's.
+    if cfg!(CONFIG_PREEMPTION) {
+        ctx.wrapping_sub(1)
+    } else {
+        ctx
+    }
+}
+
+/// `ring_buffer_event_data()`: where a data event's payload starts
+/// (include/linux/ring_buffer.h): after the header word, or after the
+/// length word too for a long event (`type_len` 0). A time extend before
+/// it (`type_len` at or above `RINGBUF_TYPE_TIME_EXTEND`, which a reserve
+/// does not return) is left to the C function.
+///
+/// # Safety
+///
+/// `event` is a reserved event.
+#[cfg(CONFIG_KPROBES)]
+#[inline(always)]
+unsafe fn event_data(event: *mut bindings::ring_buffer_event) -> *mut c_void {
+    // SAFETY: by the caller, `event` is valid.
+    let type_len = unsafe { (*event).type_len() };
+    if type_len >= bindings::ring_buffer_type_RINGBUF_TYPE_TIME_EXTEND {
+        // SAFETY: as above.
+        return unsafe { bindings::ring_buffer_event_data(event) };
+    }
+    let words = usize::from(type_len == 0);
+    // SAFETY: the payload is within the event (the header is one word, a
+    // long event's length a second).
+    unsafe { event.cast::<u32>().add(1 + words).cast() }
 }
 
 /// A record reserved in a ring buffer; committed when dropped.
@@ -169,7 +397,7 @@ pub const MAX_INSTANCES: usize = 16;
 ///
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
-/// use kernel::{c_str, str::CString, sync::Arc};
+/// use kernel::{c_str, sync::Arc};
 /// use kernel::trace_event::{
 ///     lock_events, set_enabled, Event, EventFile, Fields, Registration, Targets, TraceSeq,
 /// };
@@ -207,9 +435,9 @@ pub const MAX_INSTANCES: usize = 16;
 /// let mut reg = KBox::pin_init(
 ///     Registration::new(
 ///         &lock_events(),
-///         CString::try_from_fmt(kernel::fmt!("rkpe_doctest2"))?,
-///         CString::try_from_fmt(kernel::fmt!("ev"))?,
-///         CString::try_from_fmt(kernel::fmt!("\"\""))?,
+///         c_str!("rkpe_doctest2"),
+///         c_str!("ev"),
+///         c_str!("\"\""),
 ///         &BUILTIN,
 ///         |targets| Ok(Ev { targets, registered: AtomicUsize::new(0) }),
 ///     ),

@@ -212,9 +212,9 @@ fn heads() {
         .unwrap()
         .unwrap();
     assert_eq!(p.entry.args(), &[1, 0]);
-    assert_eq!(p.args[2].code[0].op, Op::Edata);
-    assert_eq!(p.args[2].code[0].offset, 0);
-    assert_eq!(p.args[1].code[0].offset, 8);
+    assert_eq!(p.args[2].store.code[0].op, Op::Edata);
+    assert_eq!(p.args[2].store.code[0].offset, 0);
+    assert_eq!(p.args[1].store.code[0].offset, 8);
     // A return probe on an address has no return flag: no $retval (C quirk).
     check_error("r 0x1000 ^$retval", Code::RetvalOnProbe);
 }
@@ -222,14 +222,11 @@ fn heads() {
 #[test]
 fn dentry_rewrite() {
     let p = parse("p:testprobe dput name=$arg1:%pd").unwrap().unwrap();
-    assert_eq!(p.args[0].comm.as_bytes(), b"+0x0(+0x28($arg1)):string");
-    assert_eq!(p.args[0].name.as_bytes(), b"name");
+    assert_eq!(p.args[0].comm(), b"+0x0(+0x28($arg1)):string");
+    assert_eq!(p.args[0].name(), b"name");
     let p = parse("p vfs_read $arg2:%pD").unwrap().unwrap();
-    assert_eq!(
-        p.args[0].comm.as_bytes(),
-        b"+0x0(+0x28(+0x48($arg2))):string"
-    );
-    assert_eq!(p.args[0].name.as_bytes(), b"arg1");
+    assert_eq!(p.args[0].comm(), b"+0x0(+0x28(+0x48($arg2))):string");
+    assert_eq!(p.args[0].name(), b"arg1");
 }
 
 #[test]

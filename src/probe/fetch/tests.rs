@@ -7,10 +7,23 @@ use std::string::String;
 use std::vec;
 use std::vec::Vec;
 
+use super::super::arg::{Arg, Parsed, Split};
 use super::super::format::head_size;
+use super::super::insn::Insn;
 use super::super::output::{print_event, Head};
 use super::{store, store_with};
 use crate::fake::{parse, FakeMachine};
+
+/// The arguments as a stored probe keeps them (the program past its head
+/// and the texts out of line).
+fn split(args: &[Arg<Parsed>]) -> Vec<Arg<Split<Vec<Insn>, Vec<u8>>>> {
+    args.iter()
+        .map(|a| {
+            a.map(|p| Split::new(p, |t| Ok::<_, ()>(t.to_vec()), |n, c| Ok([n, c].concat())))
+                .unwrap()
+        })
+        .collect()
+}
 
 const KSTR: u64 = 0xffff_8880_0000_1000;
 const KPTRS: u64 = 0xffff_8880_0000_2000;
@@ -48,6 +61,16 @@ fn hit(spec: &str, m: &FakeMachine, ip: u64, ret_ip: u64, edata: &[u8]) -> Strin
     };
     let mut s = String::new();
     print_event(&mut s, p.event.as_bytes(), head, &p.args, &buf[..n], m).unwrap();
+    // The stored form writes and prints the same (its reads not counted).
+    let reads = m.string_reads.get();
+    let stored = split(&p.args);
+    let mut buf2 = vec![0x5au8; 8192];
+    let k = store(&stored, p.size, m, edata, head_size(p.is_return), &mut buf2);
+    assert_eq!(buf[..n], buf2[..k], "{spec}: stored arguments");
+    let mut s2 = String::new();
+    print_event(&mut s2, p.event.as_bytes(), head, &stored, &buf2[..k], m).unwrap();
+    assert_eq!(s, s2, "{spec}: stored arguments");
+    m.string_reads.set(reads);
     // The bytes the trace shows (non-UTF-8 ones as `\xNN`, to compare).
     let mut bytes = Vec::new();
     crate::probe::text::decode(&s, |b| bytes.extend_from_slice(b));
@@ -200,6 +223,29 @@ fn user_memory() {
 }
 
 #[test]
+fn task_size_asked_only_below_every_tasks() {
+    // Kernel addresses are above every task's TASK_SIZE: read as kernel
+    // memory without asking for it.
+    let mut m = machine();
+    m.set("di", KSTR);
+    let out = hit("p:t vfs_read a=+0(%di):u8 s=+0(%di):string", &m, 0, 0, &[]);
+    assert_eq!(out, "t: (0) a=47 s=\"/etc/passwd\"\n");
+    assert_eq!(m.task_size_asks.get(), 0);
+    // Below the bound it is asked: a 32-bit task's TASK_SIZE is lower, so
+    // an address above it (mapped as kernel memory here) is read as
+    // kernel memory, and as user memory for a 64-bit task.
+    const HIGH: u64 = 0x1_0000_0000;
+    m.kmem.push((HIGH, b"k\0".to_vec()));
+    m.umem.push((HIGH, b"u\0".to_vec()));
+    m.set("di", HIGH);
+    let spec = "p:t vfs_read a=+0(%di):u8 s=+0(%di):string";
+    assert_eq!(hit(spec, &m, 0, 0, &[]), "t: (0) a=117 s=\"u\"\n");
+    assert!(m.task_size_asks.get() > 0);
+    m.task_size = 0xffff_e000;
+    assert_eq!(hit(spec, &m, 0, 0, &[]), "t: (0) a=107 s=\"k\"\n");
+}
+
+#[test]
 fn arguments_past_six_come_from_the_stack() {
     let mut m = machine();
     m.set("r9", 6);
@@ -337,7 +383,7 @@ fn shortcut_matches_general_stages() {
             assert!(
                 a.shortcut.is_none(),
                 "{spec}: {} takes the shortcut",
-                String::from_utf8_lossy(a.name.as_bytes())
+                String::from_utf8_lossy(a.name())
             );
         }
     }
@@ -347,7 +393,7 @@ fn shortcut_matches_general_stages() {
             assert!(
                 a.shortcut.is_some(),
                 "{spec}: {} takes the general stages",
-                String::from_utf8_lossy(a.name.as_bytes())
+                String::from_utf8_lossy(a.name())
             );
         }
         let head = head_size(p.is_return);
@@ -361,9 +407,18 @@ fn shortcut_matches_general_stages() {
             let mut fast = vec![fill; 512];
             let mut slow = vec![fill; 512];
             let n = store(&p.args, p.size, &m, &edata, head, &mut fast);
-            let k = store_with::<_, false>(&p.args, p.size, &m, &edata, head, &mut slow);
+            let k = store_with::<_, _, false>(&p.args, p.size, &m, &edata, head, &mut slow);
             assert_eq!(n, k, "{spec}");
             assert_eq!(fast[..n], slow[..k], "{spec} (fill {fill:#x})");
+            // Stored, both ways.
+            let stored = split(&p.args);
+            let mut fast2 = vec![fill; 512];
+            let mut slow2 = vec![fill; 512];
+            let n2 = store(&stored, p.size, &m, &edata, head, &mut fast2);
+            let k2 = store_with::<_, _, false>(&stored, p.size, &m, &edata, head, &mut slow2);
+            assert_eq!((n2, k2), (n, n), "{spec}: stored");
+            assert_eq!(fast[..n], fast2[..n], "{spec} (fill {fill:#x}): stored");
+            assert_eq!(fast[..n], slow2[..n], "{spec} (fill {fill:#x}): stored");
         }
     }
 }
