@@ -187,9 +187,20 @@ u64 rust_helper_kprobes_hit_counter_sum(u64 *c)
  * bindgen's layout of task_struct past its bitfields is not the compiler's
  * in this configuration (pid at 1008 for bindgen, 1024 for clang).
  */
-void rust_helper_tracing_generic_entry_update(struct trace_entry *entry,
-					      unsigned short type,
-					      unsigned int trace_ctx)
+notrace void rust_helper_tracing_generic_entry_update(struct trace_entry *entry,
+						      unsigned short type,
+						      unsigned int trace_ctx)
 {
 	tracing_generic_entry_update(entry, type, trace_ctx);
 }
+
+#ifdef CONFIG_PARAVIRT_XXL
+/* local_save_flags(), a paravirt call here, for the record writer's header. */
+notrace unsigned long rust_helper_local_save_flags(void)
+{
+	unsigned long flags;
+
+	local_save_flags(flags);
+	return flags;
+}
+#endif

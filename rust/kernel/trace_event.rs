@@ -304,9 +304,9 @@ pub trait Event: Sync + Sized {
 /// # Invariants
 ///
 /// Until `removed` is set (by [`Registration::remove`] or the drop), `call`
-/// is registered with the tracing core, with `class`, `funcs` and the
-/// strings (all in this pinned struct, or owned by it) and the constant
-/// `Registration::FIELDS` reachable from it, and `data` as
+/// is registered with the tracing core, with `class` and the strings (in
+/// this pinned struct, or owned by it) and the constants
+/// `Registration::FIELDS` and `Registration::FUNCS` reachable from it, and `data` as
 /// the `T` its callbacks find through `container_of!`; `targets` holds the
 /// event's enabled files and perf (their invariants are kept by `reg`). The tracing core
 /// links and writes the C structs (lists, flags, the event type id,
@@ -321,8 +321,6 @@ pub struct Registration<T: Event> {
     strings: KVec<u8>,
     /// Written with `event_mutex` held.
     removed: AtomicBool,
-    #[pin]
-    funcs: Opaque<bindings::trace_event_functions>,
     #[pin]
     class: Opaque<bindings::trace_event_class>,
     #[pin]
@@ -381,14 +379,9 @@ impl<T: Event> Registration<T> {
                 v
             },
             removed: AtomicBool::new(false),
-            // SAFETY: `f` points to the field's memory; all zero is a valid
-            // value of the C struct (so for `class` below).
-            funcs <- Opaque::ffi_init(|f: *mut bindings::trace_event_functions| unsafe {
-                ptr::write_bytes(f, 0, 1);
-                (*f).trace = Some(Self::print);
-            }),
-            // SAFETY: as for `funcs`; `strings` is initialised (above) and
-            // owned by `this`, `FIELDS` a constant.
+            // SAFETY: `class` points to the field's memory; all zero is a
+            // valid value of the C struct; `strings` is initialised (above)
+            // and owned by `this`, `FIELDS` a constant.
             class <- Opaque::ffi_init(|class: *mut bindings::trace_event_class| unsafe {
                 let this = this.as_ptr();
                 ptr::write_bytes(class, 0, 1);
@@ -408,7 +401,9 @@ impl<T: Event> Registration<T> {
                 ptr::write_bytes(call, 0, 1);
                 (*call).class = Opaque::raw_get(ptr::addr_of!((*this).class));
                 (*call).__bindgen_anon_1.name = (*this).string(1).as_char_ptr();
-                (*call).event.funcs = Opaque::raw_get(ptr::addr_of!((*this).funcs));
+                // Every callback is set, so `register_trace_event()` writes
+                // none in (trace_output.c: it fills in the missing ones).
+                (*call).event.funcs = ptr::from_ref(Self::funcs()).cast_mut();
                 (*call).print_fmt = (*this).string(2).as_char_ptr().cast_mut();
                 // A kprobe event to perf and BPF, with its own reference
                 // count; each reference also pins `module` (the series's "pin the module" patch).
@@ -436,6 +431,22 @@ impl<T: Event> Registration<T> {
         f[0].__bindgen_anon_1.define_fields = Some(Self::define_fields);
         f
     };
+
+    /// The event's output callbacks: the trace text, and for the raw, hex
+    /// and binary output options what the tracing core gives events that
+    /// have none (`trace_nop_print()`). A constant, as C's
+    /// `kprobe_funcs` is static; with all four set, C never writes it.
+    const FUNCS: bindings::trace_event_functions = bindings::trace_event_functions {
+        trace: Some(Self::print),
+        raw: Some(nop_print),
+        hex: Some(nop_print),
+        binary: Some(nop_print),
+    };
+
+    /// [`Registration::FUNCS`], where the event points.
+    const fn funcs() -> &'static bindings::trace_event_functions {
+        &Self::FUNCS
+    }
 
     /// [`Registration::FIELDS`], where the class points.
     const fn fields_array() -> &'static [bindings::trace_event_fields; 2] {
@@ -605,6 +616,28 @@ impl<T: Event> Registration<T> {
         // SAFETY: `seq` is valid.
         unsafe { bindings::trace_handle_return(seq) }
     }
+}
+
+/// `trace_nop_print()` (trace_output.c), which the tracing core gives an
+/// event without a raw, hex or binary output callback: `type: N`.
+///
+/// # Safety
+///
+/// Called by the tracing core with a valid iterator at one of its entries.
+unsafe extern "C" fn nop_print(
+    iter: *mut bindings::trace_iterator,
+    _flags: core::ffi::c_int,
+    _event: *mut bindings::trace_event,
+) -> bindings::print_line_t {
+    // SAFETY: the iterator is valid for the call, at an entry.
+    let (ty, seq) = unsafe { ((*(*iter).ent).type_, ptr::addr_of_mut!((*iter).seq)) };
+    // SAFETY: `seq` is valid for the call; `TraceSeq` is transparent.
+    let _ = fmt::Write::write_fmt(
+        unsafe { &mut *seq.cast::<TraceSeq>() },
+        format_args!("type: {ty}\n"),
+    );
+    // SAFETY: `seq` is valid.
+    unsafe { bindings::trace_handle_return(seq) }
 }
 
 #[pinned_drop]

@@ -91,6 +91,10 @@ impl EventShared {
 /// The trace event's callbacks.
 pub(crate) struct Event(pub(super) Arc<EventShared>);
 
+// An event's registration fits a 256-byte allocation (BENCHMARKS.md,
+// memory): the C structs, the strings, the targets and `Event`.
+const _: () = assert!(core::mem::size_of::<trace_event::Registration<Event>>() <= 256);
+
 impl Event {
     /// A new user (an instance or perf), not yet among the targets:
     /// `enable_trace_kprobe()` arms the probes. An enabled event pins the

@@ -33,6 +33,9 @@ fn exact<T: Clone>(s: &[T]) -> Result<KVec<T>> {
 /// argument takes 376.
 pub(crate) type StoredArg = Arg<Split<KVec<Insn>, KVec<u8>>>;
 
+// Two arguments fit a 256-byte allocation (BENCHMARKS.md, memory).
+const _: () = assert!(core::mem::size_of::<StoredArg>() <= 128);
+
 impl Args {
     /// The arguments as a stored probe keeps them ([`StoredArg`]): exactly
     /// their number, shared with the record layout of the probe's event.

@@ -130,6 +130,7 @@ impl EventFile {
         // The file's own reasons for the C path (a filter, a trigger, a
         // soft-disable) are asked here, without a call.
         let flags = self.flags();
+        #[cfg(CONFIG_X86_64)]
         if flags & INDIRECT_FILE_FLAGS == 0 {
             let mut direct = Direct {
                 buffer: ptr::null_mut(),
@@ -148,6 +149,25 @@ impl EventFile {
                 DirectReserve::Indirect => {}
             }
         } else if self.soft_disabled_as(flags) {
+            return;
+        } else if flags & INDIRECT_FILE_FLAGS == FILTERED && len <= FILTERED_ON_STACK {
+            // A filter alone: the record is made on the stack and goes
+            // into the ring buffer only if the filter takes it.
+            // (Words: the filter reads the fields where they are.)
+            let mut rec = core::mem::MaybeUninit::<[u64; FILTERED_ON_STACK / 8]>::uninit();
+            let p = rec.as_mut_ptr().cast::<u8>();
+            // SAFETY: `p` has room for `FILTERED_ON_STACK >= len` bytes; the
+            // first `len` are zeroed here, so initialised.
+            let rec = unsafe {
+                ptr::write_bytes(p, 0, len);
+                core::slice::from_raw_parts_mut(p, len)
+            };
+            fill(rec);
+            self.write_filtered(rec, regs);
+            return;
+        }
+        #[cfg(not(CONFIG_X86_64))]
+        if self.soft_disabled_as(flags) {
             return;
         }
         let mut fbuffer = core::mem::MaybeUninit::<bindings::trace_event_buffer>::uninit();
@@ -177,26 +197,19 @@ impl EventFile {
     /// neither to printk nor to an export (`trace_event_buffer_commit()`,
     /// trace.c:2814-2838). Then `rec` holds the reservation for
     /// [`Direct::commit`]; otherwise the caller takes the C path.
-    #[cfg(CONFIG_KPROBES)]
+    #[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
     #[inline(never)]
     fn reserve_direct(&self, len: usize, rec: &mut Direct) -> DirectReserve {
+        // (The caller has seen none of `INDIRECT_FILE_FLAGS` in the file's
+        // flags; should one be set since, the record is as if made just
+        // before, as C's reserve and commit read the flags at two times.)
         let file = self.as_raw();
-        if self.flags() & INDIRECT_FILE_FLAGS != 0 {
-            return DirectReserve::Indirect;
-        }
         // SAFETY: a file's instance outlives it.
         let tr = unsafe { (*file).tr };
         // SAFETY: `tr` is valid (above); its flags are a word the core
         // writes under `trace_types_lock`.
         let trace_flags = unsafe { ptr::addr_of!((*tr).trace_flags).read_volatile() };
-        // SAFETY: the keys are statics of the tracing core; `enabled` is an
-        // atomic counter (`static_key_enabled()`).
-        let keys = unsafe {
-            ptr::addr_of!(bindings::tracepoint_printk_key.key.enabled.counter).read_volatile()
-                | ptr::addr_of!(bindings::trace_event_exports_enabled.key.enabled.counter)
-                    .read_volatile()
-        };
-        if trace_flags & INDIRECT_TRACE_FLAGS != 0 || keys != 0 {
+        if trace_flags & INDIRECT_TRACE_FLAGS != 0 || keys_on() {
             return DirectReserve::Indirect;
         }
         let ctx = trace_ctx_dec();
@@ -225,11 +238,123 @@ impl EventFile {
         rec.entry = entry.cast();
         DirectReserve::Reserved
     }
+
+    /// Writes the record `rec` (made whole, header aside) of a file whose
+    /// only reason for the C path is a filter: the header is filled in,
+    /// the filter asked (`filter_match_preds()`, as
+    /// `__event_trigger_test_discard()` does on the commit), and only a
+    /// record it takes is reserved and copied into the ring buffer. C
+    /// makes the record in a per-CPU filter buffer
+    /// (`trace_event_buffer_lock_reserve()`) and copies it the same way.
+    /// When the instance asks for more than a commit (a stack trace, a
+    /// hist trigger's timestamps: `no_filter_buffering_ref`, printk, an
+    /// export), the record goes through the C path instead.
+    #[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
+    #[inline(never)]
+    fn write_filtered(&self, rec: &mut [u8], regs: &crate::kprobes::PtRegs) {
+        let file = self.as_raw();
+        let len = rec.len();
+        // SAFETY: a file's instance outlives it; the flags and the count
+        // are words the core writes under its locks.
+        let (tr, trace_flags, unbuffered) = unsafe {
+            let tr = (*file).tr;
+            (
+                tr,
+                ptr::addr_of!((*tr).trace_flags).read_volatile(),
+                ptr::addr_of!((*tr).no_filter_buffering_ref).read_volatile(),
+            )
+        };
+        if trace_flags & INDIRECT_TRACE_FLAGS != 0 || keys_on() || unbuffered != 0 {
+            self.write_copy(rec, regs);
+            return;
+        }
+        let ctx = trace_ctx_dec();
+        // SAFETY: `rec` has `len >= ENTRY_SIZE` bytes (the caller's test),
+        // and a byte array has the alignment the C function needs for a
+        // `trace_entry` only if placed so: write the header through a local
+        // one and copy it.
+        unsafe {
+            let mut ent = core::mem::MaybeUninit::<bindings::trace_entry>::uninit();
+            bindings::tracing_generic_entry_update(
+                ent.as_mut_ptr(),
+                (*(*file).event_call).event.type_ as u16,
+                ctx,
+            );
+            ptr::copy_nonoverlapping(
+                ent.as_ptr().cast::<u8>(),
+                rec.as_mut_ptr(),
+                super::ENTRY_SIZE,
+            );
+        }
+        // SAFETY: the filter is freed only after an RCU-sched grace period
+        // (the handler runs with preemption off); `rec` is the whole record
+        // the filter's field offsets refer to. A null filter takes all.
+        let take = unsafe {
+            let filter = ptr::addr_of!((*file).filter).read_volatile();
+            bindings::filter_match_preds(filter, rec.as_mut_ptr().cast())
+        };
+        if take == 0 {
+            return;
+        }
+        // SAFETY: as in `reserve_direct`.
+        let buffer = unsafe { (*tr).array_buffer.buffer };
+        // SAFETY: `buffer` is the instance's ring buffer.
+        let event = unsafe { bindings::ring_buffer_lock_reserve(buffer, len as _) };
+        if event.is_null() {
+            return;
+        }
+        // SAFETY: `event` was just reserved, with `len` bytes at its data.
+        let direct = unsafe {
+            let entry = event_data(event).cast::<u8>();
+            ptr::copy_nonoverlapping(rec.as_ptr(), entry, len);
+            // INVARIANT: reserved above, not committed.
+            Direct { buffer, entry }
+        };
+        // SAFETY: `direct` holds the reservation made above.
+        unsafe { direct.commit() };
+    }
+
+    /// The C path for a record made beforehand: reserved through
+    /// `trace_event_buffer_reserve()` (which writes the header), the rest
+    /// of `rec` copied in, committed (filter, triggers, stack trace).
+    #[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
+    fn write_copy(&self, rec: &[u8], regs: &crate::kprobes::PtRegs) {
+        let len = rec.len();
+        let mut fbuffer = core::mem::MaybeUninit::<bindings::trace_event_buffer>::uninit();
+        let fb = fbuffer.as_mut_ptr();
+        // SAFETY: as in `record_hit`.
+        let entry = unsafe { bindings::trace_event_buffer_reserve(fb, self.as_raw(), len as _) };
+        if entry.is_null() {
+            return;
+        }
+        // SAFETY: the reserve gave `len` bytes at `entry`; `rec` has `len`
+        // bytes, of which those after the header are copied; `fb` is
+        // filled in and `regs` outlives the commit.
+        unsafe {
+            (*fb).regs = regs.as_raw();
+            ptr::copy_nonoverlapping(
+                rec.as_ptr().add(super::ENTRY_SIZE),
+                entry.cast::<u8>().add(super::ENTRY_SIZE),
+                len - super::ENTRY_SIZE,
+            );
+            bindings::trace_event_buffer_commit(fb);
+        }
+    }
 }
+
+/// A filter on the file (`EVENT_FILE_FL_FILTERED`).
+#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
+const FILTERED: u64 = bindings::EVENT_FILE_FL_FILTERED as u64;
+
+/// Largest record of a filtered event made on the stack and filtered
+/// before it is reserved ([`EventFile::write_filtered`]); a larger one takes
+/// the C path.
+#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
+const FILTERED_ON_STACK: usize = 128;
 
 /// File flags under which a record takes the C path
 /// ([`EventFile::reserve_direct`]).
-#[cfg(CONFIG_KPROBES)]
+#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
 const INDIRECT_FILE_FLAGS: u64 = (bindings::EVENT_FILE_FL_PID_FILTER
     | bindings::EVENT_FILE_FL_FILTERED
     | bindings::EVENT_FILE_FL_SOFT_DISABLED
@@ -238,13 +363,19 @@ const INDIRECT_FILE_FLAGS: u64 = (bindings::EVENT_FILE_FL_PID_FILTER
 
 /// Instance options under which a record takes the C path: a stack trace
 /// follows it.
-#[cfg(CONFIG_KPROBES)]
+#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
 const INDIRECT_TRACE_FLAGS: bindings::trace_iterator_flags =
-    bindings::trace_iterator_flags_TRACE_ITER_STACKTRACE
-        | bindings::trace_iterator_flags_TRACE_ITER_USERSTACKTRACE;
+    STACKTRACE | bindings::trace_iterator_flags_TRACE_ITER_USERSTACKTRACE;
+
+/// `options/stacktrace` (only with `CONFIG_STACKTRACE`).
+#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64, CONFIG_STACKTRACE))]
+const STACKTRACE: bindings::trace_iterator_flags =
+    bindings::trace_iterator_flags_TRACE_ITER_STACKTRACE;
+#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64, not(CONFIG_STACKTRACE)))]
+const STACKTRACE: bindings::trace_iterator_flags = 0;
 
 /// What [`EventFile::reserve_direct`] did.
-#[cfg(CONFIG_KPROBES)]
+#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
 enum DirectReserve {
     /// Reserved straight in the ring buffer.
     Reserved,
@@ -262,13 +393,13 @@ enum DirectReserve {
 ///
 /// When reserved, `entry` is the data of an event reserved in `buffer` and
 /// not yet committed.
-#[cfg(CONFIG_KPROBES)]
+#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
 struct Direct {
     buffer: *mut bindings::trace_buffer,
     entry: *mut u8,
 }
 
-#[cfg(CONFIG_KPROBES)]
+#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
 impl Direct {
     /// Commits the record: `__buffer_unlock_commit()` for a record not in
     /// the filter buffer (trace.c:1059-1074).
@@ -302,15 +433,40 @@ impl Direct {
     }
 }
 
+/// Whether events go to printk (`tp_printk`) or to a trace export:
+/// `trace_event_buffer_commit()` does more than commit then.
+#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
+#[inline(always)]
+fn keys_on() -> bool {
+    // SAFETY: the keys are statics of the tracing core; `enabled` is an
+    // atomic counter (`static_key_enabled()`).
+    unsafe {
+        ptr::addr_of!(bindings::tracepoint_printk_key.key.enabled.counter).read_volatile()
+            | ptr::addr_of!(bindings::trace_event_exports_enabled.key.enabled.counter)
+                .read_volatile()
+            != 0
+    }
+}
+
 /// `tracing_gen_ctx_dec()` (include/linux/trace_events.h): the context
 /// word of a record's header, for a record made in a handler that runs
 /// with preemption off.
-#[cfg(CONFIG_KPROBES)]
+#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
 #[inline(always)]
 fn trace_ctx_dec() -> u32 {
-    let eflags: u64;
-    // SAFETY: `local_save_flags()`: reads the flags register.
-    unsafe { core::arch::asm!("pushf", "pop {}", out(reg) eflags, options(att_syntax)) };
+    #[cfg(not(CONFIG_PARAVIRT_XXL))]
+    let eflags: u64 = {
+        let f: u64;
+        // SAFETY: `native_save_fl()`, which is `local_save_flags()` without
+        // paravirt: reads the flags register.
+        unsafe { core::arch::asm!("pushf", "pop {}", out(reg) f, options(att_syntax)) };
+        f
+    };
+    // Under paravirt (a Xen PV guest) the interrupt flag is the
+    // hypervisor's, not the register's.
+    #[cfg(CONFIG_PARAVIRT_XXL)]
+    // SAFETY: no preconditions.
+    let eflags: u64 = unsafe { bindings::local_save_flags() } as u64;
     let irqs = if eflags & (1 << bindings::X86_EFLAGS_IF_BIT) == 0 {
         bindings::trace_flag_type_TRACE_FLAG_IRQS_OFF
     } else {
@@ -335,7 +491,7 @@ fn trace_ctx_dec() -> u32 {
 /// # Safety
 ///
 /// `event` is a reserved event.
-#[cfg(CONFIG_KPROBES)]
+#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
 #[inline(always)]
 unsafe fn event_data(event: *mut bindings::ring_buffer_event) -> *mut c_void {
     // SAFETY: by the caller, `event` is valid.
