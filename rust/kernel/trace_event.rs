@@ -631,11 +631,21 @@ unsafe extern "C" fn nop_print(
 ) -> bindings::print_line_t {
     // SAFETY: the iterator is valid for the call, at an entry.
     let (ty, seq) = unsafe { ((*(*iter).ent).type_, ptr::addr_of_mut!((*iter).seq)) };
+    // One write, as `trace_seq_printf()`: all of the line or nothing.
+    // "type: " (6), at most 5 digits, "\n".
+    let mut line = *b"type: 00000\n";
+    let digits = ty.checked_ilog10().unwrap_or(0) as usize + 1;
+    let mut v = ty;
+    for d in line.iter_mut().skip(6).take(digits).rev() {
+        *d = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    if let Some(nl) = line.get_mut(6 + digits) {
+        *nl = b'\n';
+    }
+    let text = line.get(..7 + digits).unwrap_or(&line);
     // SAFETY: `seq` is valid for the call; `TraceSeq` is transparent.
-    let _ = fmt::Write::write_fmt(
-        unsafe { &mut *seq.cast::<TraceSeq>() },
-        format_args!("type: {ty}\n"),
-    );
+    unsafe { &mut *seq.cast::<TraceSeq>() }.put(text);
     // SAFETY: `seq` is valid.
     unsafe { bindings::trace_handle_return(seq) }
 }

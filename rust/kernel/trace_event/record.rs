@@ -153,13 +153,15 @@ impl EventFile {
         } else if flags & INDIRECT_FILE_FLAGS == FILTERED && len <= FILTERED_ON_STACK {
             // A filter alone: the record is made on the stack and goes
             // into the ring buffer only if the filter takes it.
-            // (Words: the filter reads the fields where they are.)
-            let mut rec = core::mem::MaybeUninit::<[u64; FILTERED_ON_STACK / 8]>::uninit();
+            // (Words: the filter reads the fields where they are. One more
+            // than the record, zeroed: a string filter reads an empty
+            // string at the record's end, as a NUL there.)
+            let mut rec = core::mem::MaybeUninit::<[u64; FILTERED_ON_STACK / 8 + 1]>::uninit();
             let p = rec.as_mut_ptr().cast::<u8>();
-            // SAFETY: `p` has room for `FILTERED_ON_STACK >= len` bytes; the
-            // first `len` are zeroed here, so initialised.
+            // SAFETY: `p` has room for `FILTERED_ON_STACK + 8 >= len + 8`
+            // bytes; the first `len + 8` are zeroed here, so initialised.
             let rec = unsafe {
-                ptr::write_bytes(p, 0, len);
+                ptr::write_bytes(p, 0, len + 8);
                 core::slice::from_raw_parts_mut(p, len)
             };
             fill(rec);
