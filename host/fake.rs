@@ -142,6 +142,9 @@ pub const TASK_SIZE: u64 = 0x7fff_ffff_f000;
 /// `TASK_SIZE_MAX` with 5-level paging: no task's `TASK_SIZE` is above it.
 pub const TASK_SIZE_BOUND: u64 = (1 << 56) - 4096;
 
+/// A 32-bit task's `TASK_SIZE` with the 3 GB personality: no task's is below it.
+pub const TASK_SIZE_FLOOR: u64 = 0xc000_0000;
+
 impl FakeMachine {
     /// Registers all zero, nothing mapped, comm "busybox".
     pub fn new() -> Self {
@@ -212,6 +215,9 @@ impl Machine for FakeMachine {
     }
     fn task_size_bound(&self) -> u64 {
         TASK_SIZE_BOUND
+    }
+    fn task_size_floor(&self) -> u64 {
+        TASK_SIZE_FLOOR
     }
     fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
         let Some(src) = Self::find(&self.kmem, addr, dst.len()) else {

@@ -204,6 +204,10 @@ impl fetch::Machine for HitMachine<'_> {
     fn task_size_bound(&self) -> u64 {
         nofault::TASK_SIZE_BOUND as u64
     }
+    #[inline(always)]
+    fn task_size_floor(&self) -> u64 {
+        nofault::TASK_SIZE_FLOOR as u64
+    }
     #[inline]
     fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), fetch::Fault> {
         nofault::read_kernel(addr as usize, dst).map_err(|_| fetch::Fault)

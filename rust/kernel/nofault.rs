@@ -29,6 +29,7 @@
 //! assert_eq!(&w[..2], b"he");
 //! assert!(nofault::task_size() > 0x1000);
 //! assert!(nofault::task_size() <= nofault::TASK_SIZE_BOUND);
+//! assert!(nofault::task_size() >= nofault::TASK_SIZE_FLOOR);
 //! // Kernel addresses are above it.
 //! assert!(s.as_char_ptr() as usize >= nofault::TASK_SIZE_BOUND);
 //! ```
@@ -51,7 +52,7 @@ pub fn current_comm() -> [u8; 16] {
 ///
 /// # Errors
 ///
-/// `EFAULT`.
+/// `EFAULT`, or `ERANGE` for an address that is not kernel memory.
 #[inline]
 pub fn read_kernel(addr: usize, dst: &mut [u8]) -> Result {
     // SAFETY: `dst` is valid for writes; the source is read without faulting.
@@ -62,12 +63,7 @@ pub fn read_kernel(addr: usize, dst: &mut [u8]) -> Result {
             dst.len(),
         )
     } as i32;
-    // (`to_result()` only for an error: it is a call, and this is on the
-    // probe hit's path.)
-    if ret == 0 {
-        return Ok(());
-    }
-    crate::error::to_result(ret)
+    nofault_result(ret)
 }
 
 /// Reads user memory at `addr` into `dst` without faulting (`copy_from_user_nofault()`).
@@ -81,10 +77,21 @@ pub fn read_user(addr: usize, dst: &mut [u8]) -> Result {
     let ret = unsafe {
         bindings::copy_from_user_nofault(dst.as_mut_ptr().cast(), addr as *const c_void, dst.len())
     } as i32;
-    if ret == 0 {
-        return Ok(());
+    nofault_result(ret)
+}
+
+/// What the two `copy_*_nofault()` return, as a result: 0, `-EFAULT`, or
+/// `-ERANGE` (`copy_from_kernel_nofault()` of an address the architecture
+/// does not allow: a user address on x86, mm/maccess.c:31). Without a call:
+/// `to_result()` is one, and a fault is a common answer on a probe hit
+/// (a pointer chain that ends in user memory or in nothing).
+#[inline(always)]
+fn nofault_result(ret: i32) -> Result {
+    match ret {
+        0 => Ok(()),
+        r if r == -(bindings::ERANGE as i32) => Err(ERANGE),
+        _ => Err(EFAULT),
     }
-    crate::error::to_result(ret)
 }
 
 /// `strncpy_from_kernel_nofault()`: bytes stored including the NUL.
@@ -133,6 +140,14 @@ pub fn strncpy_user(addr: usize, dst: &mut [u8]) -> Result<usize> {
 /// addresses start at or above `0xff00_0000_0000_0000`.
 #[cfg(CONFIG_X86_64)]
 pub const TASK_SIZE_BOUND: usize = (1 << 56) - crate::page::PAGE_SIZE;
+
+/// A bound no task's `TASK_SIZE` is below: a 32-bit task with the
+/// `ADDR_LIMIT_3GB` personality has `IA32_PAGE_OFFSET` 0xc0000000
+/// (arch/x86/include/asm/page_64_types.h:70-76), every other
+/// task more. An address below it is a user address for every task, so
+/// it is read as user memory without reading `TASK_SIZE`.
+#[cfg(CONFIG_X86_64)]
+pub const TASK_SIZE_FLOOR: usize = 0xc000_0000;
 
 /// `TASK_SIZE` of the current task.
 #[inline]

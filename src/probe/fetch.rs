@@ -58,6 +58,14 @@ pub trait Machine {
     fn task_size_bound(&self) -> u64 {
         u64::MAX
     }
+    /// A bound `TASK_SIZE` is never below, whatever the task (x86_64: a
+    /// 32-bit task with the 3 GB personality, `IA32_PAGE_OFFSET`): an
+    /// address below it is read as user memory without asking
+    /// [`Machine::task_size`]. The default is none (always ask).
+    #[inline(always)]
+    fn task_size_floor(&self) -> u64 {
+        0
+    }
     /// `copy_from_kernel_nofault()`.
     fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), Fault>;
     /// `copy_from_user_nofault()`.
@@ -463,10 +471,12 @@ fn read<M: Machine + ?Sized>(m: &M, space: Space, addr: u64, dst: &mut [u8]) -> 
 }
 
 /// `addr < TASK_SIZE` (`probe_mem_read()`'s routing), without asking for
-/// `TASK_SIZE` when the address is above every task's.
+/// `TASK_SIZE` when the address is above every task's or below every
+/// task's: only an address between the two asks (a pointer chain that
+/// ends in user memory or near 0 does not).
 #[inline(always)]
 fn below_task_size<M: Machine + ?Sized>(m: &M, addr: u64) -> bool {
-    addr < m.task_size_bound() && addr < m.task_size()
+    addr < m.task_size_floor() || (addr < m.task_size_bound() && addr < m.task_size())
 }
 
 /// `regs_get_kernel_argument()` (x86_64): six registers, then the stack.

@@ -20,30 +20,54 @@ use crate::probe::{arg::EntryList, command::ArgList, fetch, format};
 
 impl ProbeShared {
     /// Runs the programs and writes a record into each enabled instance,
-    /// then hands the hit to perf (`kprobe_dispatcher()`).
-    pub(super) fn record(&self, regs: &PtRegs, edata: &[u8], head: [u64; 2]) {
-        let ev = &*self.event;
+    /// then hands the hit to perf (`kprobe_dispatcher()`). The head words
+    /// (`ip`, or `func` and `ret_ip`) come as two scalars, so that they are
+    /// passed in registers: as a `[u64; 2]` they went through the stack.
+    ///
+    /// Inlined into the handler, with one function out of line for each
+    /// kind of record: each keeps only the registers and stack it needs
+    /// (one function for all three saved six registers and spilled the
+    /// head words on every hit, an empty probe's included).
+    #[inline(always)]
+    pub(super) fn record(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
         // Armed only while in use; a hit racing with disarming is counted
         // and finds nothing to write to, as in C's dispatcher.
         self.nhit.inc();
+        if self.spec.args.as_slice().is_empty() {
+            self.record_empty(regs, h0, h1);
+        } else if !self.dynamic {
+            self.record_fixed(regs, edata, h0, h1);
+        } else {
+            self.record_strings(regs, edata, h0, h1);
+        }
+    }
+
+    /// Nothing to fetch.
+    #[inline(never)]
+    fn record_empty(&self, regs: &PtRegs, h0: u64, h1: u64) {
+        let ev = &*self.event;
+        write(ev, regs, ev.head_size(), h0, h1, 0, |_| {});
+    }
+
+    /// The record's size is known: fetch straight into it, as C does (once
+    /// per instance).
+    #[inline(never)]
+    fn record_fixed(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
+        let ev = &*self.event;
+        let hs = ev.head_size();
+        let (args, size) = (self.spec.args.as_slice(), self.spec.size);
+        write(ev, regs, hs, h0, h1, size, |d| {
+            fetch::store(args, size, &HitMachine::new(regs), edata, hs, d);
+        });
+    }
+
+    /// Strings: fetch once into the per-CPU scratch buffer, then reserve
+    /// exactly what they took.
+    #[inline(never)]
+    fn record_strings(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
+        let ev = &*self.event;
         let hs = ev.head_size();
         let args = self.spec.args.as_slice();
-        if args.is_empty() {
-            // Nothing to fetch.
-            write(ev, regs, hs, head, 0, |_| {});
-            return;
-        }
-        if !self.dynamic {
-            // The record's size is known: fetch straight into it, as C
-            // does (once per instance).
-            let size = self.spec.size;
-            write(ev, regs, hs, head, size, |d| {
-                fetch::store(args, size, &HitMachine::new(regs), edata, hs, d);
-            });
-            return;
-        }
-        // Strings: fetch once into the per-CPU scratch buffer, then reserve
-        // exactly what they took.
         let done = self.buffers.with(|buf| {
             let Some(payload) = buf.get_mut(hs..) else {
                 return;
@@ -57,7 +81,7 @@ impl ProbeShared {
                 payload,
             );
             let payload = &payload[..n.min(payload.len())];
-            write(ev, regs, hs, head, payload.len(), |d| {
+            write(ev, regs, hs, h0, h1, payload.len(), |d| {
                 d.copy_from_slice(payload)
             });
         });
@@ -71,14 +95,17 @@ impl ProbeShared {
 /// event is enabled in, then (`kprobe_perf_func()`) runs the event's BPF
 /// programs and writes the record to perf unless they drop the hit: the
 /// head words, then what `fill` puts in the `len` bytes.
+#[inline(always)]
 fn write(
     ev: &EventShared,
     regs: &PtRegs,
     hs: usize,
-    head: [u64; 2],
+    h0: u64,
+    h1: u64,
     len: usize,
     mut fill: impl FnMut(&mut [u8]),
 ) {
+    let head = [h0, h1];
     ev.targets.files().for_each_in_handler(regs, |f| {
         // (A soft-disabled event writes nothing: `record_hit` asks.)
         f.record_hit(hs + len, regs, |b| put(b, hs, head, len, &mut fill));
@@ -148,7 +175,7 @@ impl kprobes::Handler for Hit {
         // C records the probe's address, not `regs->ip` (one past it with
         // kprobes on ftrace).
         let ip = self.0.addr.load(Ordering::Relaxed) as u64;
-        self.0.record(regs, &[], [ip, 0]);
+        self.0.record(regs, &[], ip, 0);
     }
 }
 
@@ -165,6 +192,6 @@ impl kprobes::RetHandler for Hit {
 
     fn ret(&self, regs: &PtRegs, ret_ip: usize, data: &[u8]) {
         let func = self.0.addr.load(Ordering::Relaxed) as u64;
-        self.0.record(regs, data, [func, ret_ip as u64]);
+        self.0.record(regs, data, func, ret_ip as u64);
     }
 }

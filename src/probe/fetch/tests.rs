@@ -12,7 +12,7 @@ use super::super::format::head_size;
 use super::super::insn::Insn;
 use super::super::output::{print_event, Head};
 use super::{store, store_with};
-use crate::fake::{parse, FakeMachine};
+use crate::fake::{parse, FakeMachine, TASK_SIZE_FLOOR};
 
 /// The arguments as a stored probe keeps them (the program past its head
 /// and the texts out of line).
@@ -243,6 +243,32 @@ fn task_size_asked_only_below_every_tasks() {
     assert!(m.task_size_asks.get() > 0);
     m.task_size = 0xffff_e000;
     assert_eq!(hit(spec, &m, 0, 0, &[]), "t: (0) a=107 s=\"k\"\n");
+}
+
+#[test]
+fn task_size_not_asked_below_every_tasks() {
+    // An address below every task's TASK_SIZE (3 GB: a 32-bit task with
+    // ADDR_LIMIT_3GB) is user memory without asking, a deference chain
+    // that ends in user memory or near 0 included.
+    const LOW: u64 = 0xbfff_f000;
+    const KLOW: u64 = 0xffff_8880_0000_9000;
+    let mut m = machine();
+    m.umem.push((LOW, b"u\0".to_vec()));
+    m.kmem.push((LOW, b"k\0".to_vec()));
+    m.kmem.push((KLOW, LOW.to_ne_bytes().to_vec()));
+    m.set("di", LOW);
+    m.set("si", KLOW);
+    let spec = "p:t vfs_read a=+0(%di):u8 s=+0(%di):string b=+0(+0(%si)):u8 z=+0(+8(%si)):u8";
+    assert_eq!(hit(spec, &m, 0, 0, &[]), "t: (0) a=117 s=\"u\" b=117 z=0\n");
+    assert_eq!(m.task_size_asks.get(), 0);
+    // Just above the floor it is asked.
+    m.set("di", TASK_SIZE_FLOOR);
+    m.umem.push((TASK_SIZE_FLOOR, b"v\0".to_vec()));
+    assert_eq!(
+        hit("p:t vfs_read a=+0(%di):u8", &m, 0, 0, &[]),
+        "t: (0) a=118\n"
+    );
+    assert!(m.task_size_asks.get() > 0);
 }
 
 #[test]
