@@ -74,7 +74,7 @@ pub fn run(data: &[u8]) {
                     Head::Kprobe { ip: 3 }
                 };
                 print_event(&mut s, p.event.as_bytes(), h, &p.args, &buf[..n], &m).unwrap();
-                readback(&mut s, &p, 0, p.maxactive).unwrap();
+                readback(&mut s, &p, p.names(), 0, p.maxactive).unwrap();
                 print_fmt(&mut s, p.is_return, &p.args).unwrap();
                 assert_eq!(
                     fields(p.is_return, &p.args).count(),

@@ -67,12 +67,16 @@ use kernel::{
 
 use crate::kernel_env::{self, cstring, cstring_fmt, KernelEnv, Raw};
 use crate::probe::{
-    command::{self, ArgList, Env, Place as SpecPlace, Tokens},
+    command::{self, ArgList, Env, Names, Place as SpecPlace, Tokens},
     error::{caret_position, errno, Code, ParseError},
     format,
     removal::{check_append, Removal},
     text::{Bytes, Escaped, Str, Text},
 };
+
+// A probe with its `dynamic_events` entry fits a 192-byte allocation with
+// the `Arc`'s count (BENCHMARKS.md, memory).
+const _: () = assert!(core::mem::size_of::<Entry<ProbeShared>>() <= 176);
 
 /// What a probe's handler needs.
 pub(crate) struct ProbeShared {
@@ -110,11 +114,20 @@ impl ProbeShared {
         }
     }
 
+    /// The probe's group and event names: its event's.
+    fn names(&self) -> Names<'_> {
+        Names {
+            group: self.event.group(),
+            event: self.event.name(),
+        }
+    }
+
     /// The probe's line in `kprobe_events` and `dynamic_events`.
     fn show(&self, w: &mut dyn core::fmt::Write) -> Result {
         format::readback(
             w,
             &self.spec,
+            self.names(),
             self.hashed(),
             self.maxactive.load(Ordering::Relaxed),
         )
@@ -234,7 +247,7 @@ impl State {
         self.events
             .iter()
             .map(|e| &e.data().0)
-            .position(|e| e.name.as_bytes() == name && e.group.as_bytes() == group)
+            .position(|e| e.name() == name && e.group() == group)
     }
 
     /// The probes of `ev`, in creation order.
@@ -429,12 +442,18 @@ impl Probes {
                 Err(e) if e == crate::probe::error::errno::ENOENT && !module_exists => true,
                 Err(e) => return Err(Fail::Parse(command::registration_error(e))),
             };
+        // The stored probe's names are its event's.
+        let (group, name) = (spec.group, spec.event);
+        let names = Names {
+            group: group.as_bytes(),
+            event: name.as_bytes(),
+        };
         let spec = spec
             .map(
                 Args::share,
                 |s| StoredSymbol::new(s.as_bytes()),
                 |e| StoredEntry::new(&e),
-                |n| StoredSymbol::new(n.as_bytes()),
+                |_| Ok(()),
             )
             .map_err(Fail::Kernel)?;
 
@@ -442,7 +461,7 @@ impl Probes {
         let lock = lock_events();
         let mut state = self.state.lock();
         // A probe on an existing event joins it.
-        let existing = state.event_of(spec.group.as_bytes(), spec.event.as_bytes());
+        let existing = state.event_of(names.group, names.event);
         let event = match existing {
             Some(i) => {
                 let ev = state.events[i].data().0.clone();
@@ -450,7 +469,7 @@ impl Probes {
                     .map_err(Fail::Parse)?;
                 ev
             }
-            None => self.new_event(&lock, &mut state, &spec)?,
+            None => self.new_event(&lock, &mut state, &spec, names)?,
         };
 
         let dynamic = spec.args.as_slice().iter().any(|a| a.dynamic);
@@ -517,10 +536,16 @@ impl Probes {
         lock: &EventLock,
         state: &mut State,
         spec: &StoredProbe,
+        names: Names<'_>,
     ) -> Result<Arc<EventShared>, Fail> {
-        // "type\0name\0" for each field, in one allocation of exactly
-        // their length (was two `CString`s a field and a vector of them).
+        // "group\0event\0", then "type\0name\0" for each field, in one
+        // allocation of exactly their length (was two `CString`s a field
+        // and a vector of them, and the names inline).
         let mut all = KVec::new();
+        for n in [names.group, names.event] {
+            all.extend_from_slice(n, GFP_KERNEL)?;
+            all.push(0, GFP_KERNEL)?;
+        }
         for f in format::fields(spec.is_return, spec.args.as_slice()) {
             all.extend_from_slice(f.ty.as_bytes(), GFP_KERNEL)?;
             if f.count != 0 {
@@ -533,23 +558,21 @@ impl Probes {
             all.extend_from_slice(f.name, GFP_KERNEL)?;
             all.push(0, GFP_KERNEL)?;
         }
-        let mut field_strings = KVec::with_capacity(all.len(), GFP_KERNEL)?;
-        field_strings.extend_from_slice(&all, GFP_KERNEL)?;
+        let mut strings = KVec::with_capacity(all.len(), GFP_KERNEL)?;
+        strings.extend_from_slice(&all, GFP_KERNEL)?;
         let layout = spec.args.0.clone();
         let module = self.module;
-        let name_of =
-            |n: &StoredSymbol| command::Name::from_bytes(n.as_bytes()).unwrap_or_default();
-        let (event, group, is_return) =
-            (name_of(&spec.event), name_of(&spec.group), spec.is_return);
+        let is_return = spec.is_return;
+        // (The parser keeps names to MAX_EVENT_NAME_LEN, 64 bytes.)
+        let names_len = [names.group.len() as u8, names.event.len() as u8];
         // The registration makes the event's targets and hands them over.
         let data = move |targets| {
             Ok(Event(Arc::pin_init(
                 pin_init!(EventShared {
-                    name: event,
-                    group,
                     is_return,
                     layout,
-                    field_strings,
+                    strings,
+                    names_len,
                     targets,
                     arm <- kernel::new_mutex!(KVec::new()),
                     module,
@@ -557,8 +580,8 @@ impl Probes {
                 GFP_KERNEL,
             )?))
         };
-        let system = cstring(spec.group.as_bytes())?;
-        let name = cstring(spec.event.as_bytes())?;
+        let system = cstring(names.group)?;
+        let name = cstring(names.event)?;
         let print_fmt = cstring_fmt(format_args!(
             "{}",
             PrintFmt(spec.is_return, spec.args.as_slice())
@@ -595,7 +618,7 @@ impl Probes {
         let mut res = Ok(());
         while i < state.probes.len() {
             let p = state.probes[i].shared();
-            if !r.matches(line, &tokens, &p.spec, p.hashed()) {
+            if !r.matches(line, &tokens, &p.spec, p.names(), p.hashed()) {
                 i += 1;
                 continue;
             }
@@ -647,10 +670,7 @@ impl Probes {
             let _lock = lock_events();
             for e in ty.data().state.lock().events.iter() {
                 names.push(
-                    (
-                        cstring(e.data().0.group.as_bytes())?,
-                        cstring(e.data().0.name.as_bytes())?,
-                    ),
+                    (cstring(e.data().0.group())?, cstring(e.data().0.name())?),
                     GFP_KERNEL,
                 )?;
             }
@@ -684,7 +704,7 @@ impl Probes {
                 Ok(k) => *p = k,
                 Err(e) => pr_warn!(
                     "Failed to re-register probe {} on {}: {}\n",
-                    Escaped(shared.spec.event.as_bytes()),
+                    Escaped(shared.event.name()),
                     Escaped(module),
                     e.to_errno()
                 ),
@@ -732,7 +752,7 @@ impl Probes {
         let _lock = lock_events();
         for p in self.state.lock().probes.iter() {
             let s = p.shared();
-            let name = s.spec.event.as_bytes();
+            let name = s.event.name();
             let pad = 44usize.saturating_sub(name.len());
             writeln!(
                 w,
@@ -810,6 +830,11 @@ impl dyn_event::Provider for Probes {
             group: system.map(|s| s.as_bytes()),
             event: event.as_bytes(),
         };
-        r.matches_words(args.map(|a| a.as_bytes()), &entry.spec, entry.hashed())
+        r.matches_words(
+            args.map(|a| a.as_bytes()),
+            &entry.spec,
+            entry.names(),
+            entry.hashed(),
+        )
     }
 }

@@ -248,6 +248,27 @@ pub struct Probe<A, S, E = EntryArgs, N = Name> {
     pub size: usize,
 }
 
+/// A probe's group and event names, for the functions that print or match
+/// a probe whose names are kept elsewhere (a stored probe's are its
+/// event's).
+#[derive(Clone, Copy)]
+pub struct Names<'a> {
+    /// Group.
+    pub group: &'a [u8],
+    /// Event.
+    pub event: &'a [u8],
+}
+
+impl<A, S, E, N: Text> Probe<A, S, E, N> {
+    /// The probe's own names.
+    pub fn names(&self) -> Names<'_> {
+        Names {
+            group: self.group.as_bytes(),
+            event: self.event.as_bytes(),
+        }
+    }
+}
+
 /// `MOD:SYM` split into the module and the symbol; a symbol without a
 /// module is `(None, symbol)`.
 pub fn split_module(symbol: &[u8]) -> (Option<&[u8]>, &[u8]) {

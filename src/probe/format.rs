@@ -14,7 +14,7 @@
 use core::fmt::{self, Write};
 
 use super::arg::{Arg, Store};
-use super::command::{Place, Probe};
+use super::command::{Names, Place, Probe};
 use super::text::Bytes;
 
 /// Size of the record head of a kprobe event (`trace_entry` + `ip`).
@@ -183,13 +183,15 @@ pub fn print_fmt<S: Store>(w: &mut dyn Write, is_return: bool, args: &[Arg<S>]) 
     Ok(())
 }
 
-/// Writes the probe's line in `kprobe_events` (with its newline).
-/// `hashed` is what `%p` prints for an address probe's address; `maxactive`
-/// what the kretprobe has (`register_kretprobe()` fills in a default, which
-/// C shows).
-pub fn readback<A: super::command::ArgList, S: super::text::Text, E, N: super::text::Text>(
+/// Writes the probe's line in `kprobe_events` (with its newline), with the
+/// group and event `names` (the probe's own, [`Probe::names`], or its
+/// event's). `hashed` is what `%p` prints for an address probe's address;
+/// `maxactive` what the kretprobe has (`register_kretprobe()` fills in a
+/// default, which C shows).
+pub fn readback<A: super::command::ArgList, S: super::text::Text, E, N>(
     w: &mut dyn Write,
     p: &Probe<A, S, E, N>,
+    names: Names<'_>,
     hashed: u64,
     maxactive: u32,
 ) -> fmt::Result {
@@ -197,12 +199,7 @@ pub fn readback<A: super::command::ArgList, S: super::text::Text, E, N: super::t
     if p.is_return && maxactive != 0 {
         write!(w, "{maxactive}")?;
     }
-    write!(
-        w,
-        ":{}/{}",
-        Bytes(p.group.as_bytes()),
-        Bytes(p.event.as_bytes())
-    )?;
+    write!(w, ":{}/{}", Bytes(names.group), Bytes(names.event))?;
     match p.place {
         Place::Addr(_) => write!(w, " 0x{hashed:016x}")?,
         Place::Symbol { offset: 0 } => write!(w, " {}", Bytes(p.symbol.as_bytes()))?,

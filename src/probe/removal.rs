@@ -14,7 +14,7 @@
 use core::fmt::Write;
 
 use super::arg::{Arg, Store};
-use super::command::{ArgList, Place, Probe, Tokens};
+use super::command::{ArgList, Names, Place, Probe, Tokens};
 use super::error::{errno, Code, ParseError};
 use super::text::{Bytes, Prefix, Str, Text};
 
@@ -57,30 +57,33 @@ impl<'a> Removal<'a> {
 
     /// Whether the probe `p` is one this command removes: same event (any
     /// group unless one was given), and if the command goes on, the same
-    /// place and the same leading `NAME=ARG`s. `hashed` is what `%p` prints
-    /// for an address probe's address.
-    pub fn matches<A: ArgList, S: Text, E, N: Text>(
+    /// place and the same leading `NAME=ARG`s. `names` are the probe's
+    /// group and event ([`Probe::names`], or its event's); `hashed` is what
+    /// `%p` prints for an address probe's address.
+    pub fn matches<A: ArgList, S: Text, E, N>(
         &self,
         line: &[u8],
         tokens: &Tokens,
         p: &Probe<A, S, E, N>,
+        names: Names<'_>,
         hashed: u64,
     ) -> bool {
-        self.matches_words(tokens.iter(line).skip(1), p, hashed)
+        self.matches_words(tokens.iter(line).skip(1), p, names, hashed)
     }
 
     /// As [`Removal::matches`], given the words after the command's first
     /// (`argv + 1` of `dyn_event_release()`).
-    pub fn matches_words<'w, A: ArgList, S: Text, E, N: Text>(
+    pub fn matches_words<'w, A: ArgList, S: Text, E, N>(
         &self,
         mut words: impl Iterator<Item = &'w [u8]>,
         p: &Probe<A, S, E, N>,
+        names: Names<'_>,
         hashed: u64,
     ) -> bool {
-        if !self.event.is_empty() && self.event != p.event.as_bytes() {
+        if !self.event.is_empty() && self.event != names.event {
             return false;
         }
-        if self.group.is_some_and(|g| g != p.group.as_bytes()) {
+        if self.group.is_some_and(|g| g != names.group) {
             return false;
         }
         let Some(head) = words.next() else {
@@ -190,7 +193,7 @@ mod tests {
         let p = parse(spec).unwrap().unwrap();
         let mut t = Box::new(Tokens::new());
         let r = Removal::parse(cmd.as_bytes(), &mut t)?;
-        Ok(r.matches(cmd.as_bytes(), &t, &p, 0x1234))
+        Ok(r.matches(cmd.as_bytes(), &t, &p, p.names(), 0x1234))
     }
 
     #[test]

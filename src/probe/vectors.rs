@@ -86,7 +86,7 @@ fn answer(line: &[u8]) -> Vec<u8> {
                 maxactive = 10;
             }
             let mut s = String::new();
-            readback(&mut s, &p, 0, maxactive).unwrap();
+            readback(&mut s, &p, p.names(), 0, maxactive).unwrap();
             out += &format!("probe: {s}");
             for f in fields(p.is_return, &p.args) {
                 out += &format!("{}\n", f.to_string().replacen("\tfield:", "field: ", 1));

@@ -16,22 +16,25 @@ use kernel::{
 use super::stored::StoredArg;
 use super::TraceKprobe;
 use crate::kernel_env::{KernelSymbols, Raw};
-use crate::probe::{command, format, output};
+use crate::probe::{format, output};
 
 /// What an event's callbacks and its probes' handlers share.
 #[pin_data]
 pub(crate) struct EventShared {
-    /// The event's name, for the trace text.
-    pub(super) name: command::Name,
-    pub(super) group: command::Name,
     pub(super) is_return: bool,
     /// The record layout (the first probe's arguments, shared with it:
     /// every probe of the event has the same names, types and sizes).
     pub(super) layout: Arc<KVec<StoredArg>>,
-    /// The type and name of each field after the common ones, as C
-    /// strings one after the other in one allocation (the tracing core
-    /// keeps pointers to them while the event exists).
-    pub(super) field_strings: KVec<u8>,
+    /// The event's group and name, then the type and name of each field
+    /// after the common ones, as C strings one after the other in one
+    /// allocation of exactly their length (the tracing core keeps pointers
+    /// to the fields' while the event exists). Inline, the two names took
+    /// 130 bytes, and the struct a 256-byte allocation instead of 128.
+    pub(super) strings: KVec<u8>,
+    /// The lengths of the group and the name at the start of `strings`
+    /// (at most `MAX_EVENT_NAME_LEN` each): found without a walk, since
+    /// defining or removing a probe compares every event's names.
+    pub(super) names_len: [u8; 2],
     /// The instances the event is enabled in, and perf and BPF while perf
     /// has it open: kept by the event's registration.
     pub(super) targets: Arc<Targets>,
@@ -41,7 +44,32 @@ pub(crate) struct EventShared {
     pub(super) module: &'static ThisModule,
 }
 
+// Fits a 128-byte allocation with the `Arc`'s count (BENCHMARKS.md, memory),
+// unless lock debugging makes the mutex larger.
+#[cfg(not(any(CONFIG_DEBUG_LOCK_ALLOC, CONFIG_DEBUG_MUTEXES)))]
+const _: () = assert!(core::mem::size_of::<EventShared>() <= 112);
+
 impl EventShared {
+    /// The C strings of [`EventShared::strings`], in order.
+    fn c_strings(&self) -> impl Iterator<Item = &CStr> {
+        self.strings
+            .split_inclusive(|&b| b == 0)
+            .filter_map(|s| CStr::from_bytes_with_nul(s).ok())
+    }
+
+    /// The event's group.
+    pub(super) fn group(&self) -> &[u8] {
+        let g = usize::from(self.names_len[0]);
+        self.strings.get(..g).unwrap_or(&[])
+    }
+
+    /// The event's name, for the trace text.
+    pub(super) fn name(&self) -> &[u8] {
+        let g = usize::from(self.names_len[0]) + 1;
+        let n = usize::from(self.names_len[1]);
+        self.strings.get(g..g + n).unwrap_or(&[])
+    }
+
     /// Adds a probe, armed if the event is enabled somewhere
     /// (`__register_trace_kprobe()` clears `KPROBE_FLAG_DISABLED` then).
     /// On an error the probe is not in the list.
@@ -132,11 +160,8 @@ impl Event {
 impl trace_event::Event for Event {
     fn define_fields<'a>(&'a self, fields: &mut Fields<'a>) -> Result {
         let e = &*self.0;
-        // "type\0name\0" for each field, in order.
-        let mut strings = e
-            .field_strings
-            .split_inclusive(|&b| b == 0)
-            .filter_map(|s| CStr::from_bytes_with_nul(s).ok());
+        // "type\0name\0" for each field, in order, after the event's names.
+        let mut strings = e.c_strings().skip(2);
         for f in format::fields(e.is_return, &e.layout) {
             let (Some(ty), Some(name)) = (strings.next(), strings.next()) else {
                 return Err(EINVAL);
@@ -171,7 +196,7 @@ impl trace_event::Event for Event {
         let payload = record.get(e.head_size()..).unwrap_or(&[]);
         output::print_event(
             &mut Raw(out),
-            e.name.as_bytes(),
+            e.name(),
             head,
             &e.layout,
             payload,

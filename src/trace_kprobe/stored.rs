@@ -104,10 +104,11 @@ impl EntryList for StoredEntry {
     }
 }
 
-/// A probe as the registry keeps it: what varies in size out of line (the
-/// group and event names too: inline they take 66 bytes each), so that the
-/// probe with its `dynamic_events` entry fits a 256-byte allocation.
-pub(crate) type StoredProbe = Probe<StoredArgs, StoredSymbol, StoredEntry, StoredSymbol>;
+/// A probe as the registry keeps it: what varies in size out of line, and
+/// no group and event names (its event's are its names: kept here too, out
+/// of line, they took 48 bytes), so that the probe with its
+/// `dynamic_events` entry fits a 192-byte allocation.
+pub(crate) type StoredProbe = Probe<StoredArgs, StoredSymbol, StoredEntry, ()>;
 
 impl ArgList for Args {
     type Store = Parsed;

@@ -671,16 +671,27 @@ impl Targets {
 }
 
 /// The instances an event is enabled in, for its probe handler (the
-/// [`Targets`]' files).
+/// [`Targets`]' files). The slots are allocated when the first instance
+/// enables the event and freed when the last one disables it: an event
+/// enabled nowhere (most probes on a machine with many) keeps one pointer
+/// (BENCHMARKS.md, memory).
 ///
 /// # Invariants
 ///
-/// A non-null entry is a `trace_event_file` between the event's
+/// `slots` is null or a `KBox<Slots>` (from [`KBox::into_raw`]) that the set
+/// owns; once unpublished (set to null) it is freed only after an RCU-sched
+/// grace period, so a reader in a read side never sees it freed. A non-null
+/// entry of it is a `trace_event_file` between the event's
 /// `TRACE_REG_REGISTER` and `TRACE_REG_UNREGISTER` for it: only
 /// [`Registration`](super::Registration)'s `reg` callback adds and removes entries, and it
 /// removes each one (waiting for readers) before the core lets go of the
 /// file.
 pub struct FileSet {
+    slots: AtomicPtr<Slots>,
+}
+
+/// The entries of a [`FileSet`].
+struct Slots {
     files: [AtomicPtr<bindings::trace_event_file>; MAX_INSTANCES],
     /// One past the last non-null entry: the hit path walks `files` up to
     /// here, so the usual single instance costs one slot. (A count of the
@@ -694,10 +705,9 @@ pub struct FileSet {
 impl FileSet {
     /// A set with no instance in it (the event is enabled nowhere).
     const fn new() -> Self {
-        // INVARIANT: every entry is null.
+        // INVARIANT: null.
         FileSet {
-            files: [const { AtomicPtr::new(ptr::null_mut()) }; MAX_INSTANCES],
-            end: AtomicUsize::new(0),
+            slots: AtomicPtr::new(ptr::null_mut()),
         }
     }
 
@@ -705,9 +715,25 @@ impl FileSet {
     ///
     /// # Errors
     ///
-    /// `ENOSPC` beyond [`MAX_INSTANCES`].
+    /// `ENOSPC` beyond [`MAX_INSTANCES`], `ENOMEM` (for the first; C's
+    /// `trace_probe_add_file()` allocates a link for each).
     pub(super) fn add(&self, file: &EventFile) -> Result {
-        for (i, slot) in self.files.iter().enumerate() {
+        // Writers are serialised by `event_mutex`: nothing changes `slots`
+        // meanwhile.
+        let mut p = self.slots.load(Ordering::Relaxed);
+        let fresh = p.is_null();
+        if fresh {
+            let empty = Slots {
+                files: [const { AtomicPtr::new(ptr::null_mut()) }; MAX_INSTANCES],
+                end: AtomicUsize::new(0),
+            };
+            p = KBox::into_raw(KBox::new(empty, GFP_KERNEL)?);
+        }
+        // SAFETY: `p` is the set's allocation (type invariant: not freed
+        // while published, and only `remove`, serialised with this, frees
+        // it) or the one just made.
+        let s = unsafe { &*p };
+        for (i, slot) in s.files.iter().enumerate() {
             // INVARIANT: `file` is the instance whose `TRACE_REG_REGISTER`
             // the caller (`Registration::reg`) is handling, valid until its
             // `TRACE_REG_UNREGISTER`, where `reg` has `remove` clear it.
@@ -719,17 +745,30 @@ impl FileSet {
             );
             if taken.is_ok() {
                 // After the entry: a walk that sees the new end sees it.
-                self.end.fetch_max(i + 1, Ordering::Release);
+                s.end.fetch_max(i + 1, Ordering::Release);
+                if fresh {
+                    // INVARIANT: a `KBox<Slots>` the set owns from here;
+                    // published after its entry, so a walk that sees it
+                    // sees the entry.
+                    self.slots.store(p, Ordering::Release);
+                }
                 return Ok(());
             }
         }
+        // (A fresh allocation has room: this one was published before.)
         Err(ENOSPC)
     }
 
     /// Removes an instance (from `reg`) and waits until no handler can see
-    /// it any more.
+    /// it any more; the last one frees the slots.
     pub(super) fn remove(&self, file: &EventFile) {
-        for slot in &self.files {
+        let p = self.slots.load(Ordering::Relaxed);
+        if p.is_null() {
+            return;
+        }
+        // SAFETY: as in `add`.
+        let s = unsafe { &*p };
+        for slot in &s.files {
             // INVARIANT: cleared in `TRACE_REG_UNREGISTER` (the caller is
             // `Registration::reg`), before the core lets go of `file`;
             // `synchronize_rcu()` below waits for the readers that saw it.
@@ -742,19 +781,29 @@ impl FileSet {
         }
         // Entries that stay are all before the new end (writers are
         // serialised by `event_mutex`, so nothing is added meanwhile).
-        let end = self
+        let end = s
             .files
             .iter()
             .rposition(|slot| !slot.load(Ordering::Relaxed).is_null())
             .map_or(0, |i| i + 1);
-        self.end.store(end, Ordering::Release);
+        s.end.store(end, Ordering::Release);
+        if end == 0 {
+            // INVARIANT: unpublished here, freed after the grace period.
+            self.slots.store(ptr::null_mut(), Ordering::Release);
+        }
         // SAFETY: no preconditions; waits for `for_each` callers.
         unsafe { bindings::synchronize_rcu() };
+        if end == 0 {
+            // SAFETY: `p` came from `KBox::into_raw` (type invariant); it is
+            // unpublished and every reader that could have seen it has left
+            // its read side.
+            drop(unsafe { KBox::from_raw(p) });
+        }
     }
 
     /// Whether no instance is enabled.
     pub fn is_empty(&self) -> bool {
-        self.end.load(Ordering::Relaxed) == 0
+        self.slots.load(Ordering::Relaxed).is_null()
     }
 
     /// Calls `f` for each enabled instance. A file added meanwhile may be
@@ -788,14 +837,32 @@ impl FileSet {
     /// whole call.
     #[inline(always)]
     pub(super) unsafe fn walk(&self, mut f: impl FnMut(&EventFile)) {
-        let end = self.end.load(Ordering::Acquire).min(MAX_INSTANCES);
-        for slot in &self.files[..end] {
+        let p = self.slots.load(Ordering::Acquire);
+        if p.is_null() {
+            return;
+        }
+        // SAFETY: published, so not freed before the caller's read side
+        // ends (type invariant).
+        let s = unsafe { &*p };
+        let end = s.end.load(Ordering::Acquire).min(MAX_INSTANCES);
+        for slot in &s.files[..end] {
             let p = slot.load(Ordering::Acquire);
             if !p.is_null() {
                 // SAFETY: by the type invariant `p` stays valid until
                 // `remove` returns, which waits for the caller's read side.
                 f(unsafe { EventFile::from_raw(p) });
             }
+        }
+    }
+}
+
+impl Drop for FileSet {
+    fn drop(&mut self) {
+        let p = *self.slots.get_mut();
+        if !p.is_null() {
+            // SAFETY: `p` came from `KBox::into_raw` (type invariant), and
+            // with `&mut self` no reader can hold the set.
+            drop(unsafe { KBox::from_raw(p) });
         }
     }
 }
