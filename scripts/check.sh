@@ -89,7 +89,10 @@ lane_a() {
 		step "vm test+ref: 20,000 hostile lines, C as the oracle" bash "$ROOT/scripts/hostile.sh"
 	fi
 	if [ -e "$ROOT/build/debug/bzImage" ]; then
-		step "vm debug: ftracetest kprobe+dynevent, first half" bash "$ROOT/scripts/ftracetest.sh" debug 1/2
+		# Both halves with both vCPUs on one QEMU thread: a stale
+		# translation of patched text under multi-threaded TCG (NOTES.md,
+		# session 11, "The unclaimed int3 again").
+		step "vm debug: ftracetest kprobe+dynevent, first half" bash "$ROOT/scripts/ftracetest.sh" --single-thread debug 1/2
 		step "vm debug: own .tc tests" bash "$ROOT/scripts/owntests.sh" debug
 	fi
 }
@@ -112,7 +115,7 @@ lane_b() {
 	# once locked down).
 	step "vm debug: module load/unload, KUnit doctests; then lockdown" vmdebug module_load 900 \
 		'module_load.sh; a=$?; sh /rkpe/guest/kmemleak.sh || a=1; sh /rkpe/tests/vm/lockdown.sh && exit $a'
-	step "vm debug: ftracetest kprobe+dynevent, second half" bash "$ROOT/scripts/ftracetest.sh" debug 2/2
+	step "vm debug: ftracetest kprobe+dynevent, second half" bash "$ROOT/scripts/ftracetest.sh" --single-thread debug 2/2
 	# Both CPUs on one QEMU thread: with a thread each, registering and
 	# removing kretprobes on vfs_read while both CPUs call it oopses C's
 	# kprobe events alone too (NOTES.md, "The oops"; vm.sh --single-thread).

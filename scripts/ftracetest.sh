@@ -8,7 +8,10 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=${1:?usage: ftracetest.sh test|ref|debug [K/N]}
+# --single-thread: QEMU runs both vCPUs on one host thread (vm.sh).
+single=()
+[ "${1:-}" = --single-thread ] && { single=(--single-thread); shift; }
+variant=${1:?usage: ftracetest.sh [--single-thread] test|ref|debug [K/N]}
 # K/N: only the K-th of N interleaved shares of the tests (make check runs
 # the slow `debug` run as two shares in its two lanes).
 part=${2:-}
@@ -37,7 +40,7 @@ stage "ftracetest ${dirs[*]} on $variant${part:+ (share $part)}"
 set +e
 c_only=(); [ "$variant" = ref ] && c_only=(--c-only) # C alone: replayed when unchanged (vm.sh)
 c_runs_judged "$log"
-bash "$ROOT/scripts/vm.sh" "${c_only[@]}" --timeout 1500 --log "$log" "$variant" -- \
+bash "$ROOT/scripts/vm.sh" "${c_only[@]}" "${single[@]}" --timeout 1500 --log "$log" "$variant" -- \
 	"$load cd /selftests/ftrace && ./ftracetest -l /tmp/ftlog ${tests[*]} >/tmp/ft.out 2>&1; echo '=== ftracetest output'; cat /tmp/ft.out" >/dev/null
 vrc=$?
 set -e

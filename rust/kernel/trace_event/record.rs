@@ -206,39 +206,50 @@ impl EventFile {
         // flags; should one be set since, the record is as if made just
         // before, as C's reserve and commit read the flags at two times.)
         let file = self.as_raw();
-        // SAFETY: a file's instance outlives it.
-        let tr = unsafe { (*file).tr };
-        // SAFETY: `tr` is valid (above); its flags are a word the core
-        // writes under `trace_types_lock`.
-        let trace_flags = unsafe { ptr::addr_of!((*tr).trace_flags).read_volatile() };
-        if trace_flags & INDIRECT_TRACE_FLAGS != 0 || keys_on() {
+        let Some(tr) = self.direct_instance(false) else {
             return DirectReserve::Indirect;
-        }
+        };
         let ctx = trace_ctx_dec();
-        // SAFETY: as above; the buffer lives as long as the instance.
-        let buffer = unsafe { (*tr).array_buffer.buffer };
-        // SAFETY: `buffer` is the instance's ring buffer.
-        let event = unsafe { bindings::ring_buffer_lock_reserve(buffer, len as _) };
-        if event.is_null() {
+        // SAFETY: `tr` is the file's instance (`direct_instance`).
+        let Some(direct) = (unsafe { Direct::reserve(tr, len) }) else {
             return DirectReserve::Dropped;
-        }
-        // SAFETY: `event` was just reserved.
-        let entry = unsafe { event_data(event) };
+        };
         // SAFETY: the event has `len >= ENTRY_SIZE` bytes at `entry`,
         // 4-aligned as a `trace_entry` wants (ring buffer events are); the
         // file's event is registered while the file exists.
         unsafe {
             bindings::tracing_generic_entry_update(
-                entry.cast(),
+                direct.entry.cast(),
                 (*(*file).event_call).event.type_ as u16,
                 ctx,
             )
         };
-        // INVARIANT: `entry` is the data of the event just reserved in
-        // `buffer`, `len` bytes.
-        rec.buffer = buffer;
-        rec.entry = entry.cast();
+        *rec = direct;
         DirectReserve::Reserved
+    }
+
+    /// The file's instance, if a record of this file can go straight into
+    /// its ring buffer: the instance records no stack trace with it, and
+    /// events go neither to printk nor to an export; with `filtering`, the
+    /// instance has no hist trigger asking for unbuffered filtering either
+    /// (`no_filter_buffering_ref`, which C's filter buffer obeys).
+    #[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
+    #[inline(always)]
+    fn direct_instance(&self, filtering: bool) -> Option<*mut bindings::trace_array> {
+        // SAFETY: a file's instance outlives it; the flags and the count
+        // are words the core writes under its locks.
+        let (tr, trace_flags, unbuffered) = unsafe {
+            let tr = (*self.as_raw()).tr;
+            (
+                tr,
+                ptr::addr_of!((*tr).trace_flags).read_volatile(),
+                filtering && ptr::addr_of!((*tr).no_filter_buffering_ref).read_volatile() != 0,
+            )
+        };
+        if trace_flags & INDIRECT_TRACE_FLAGS != 0 || keys_on() || unbuffered {
+            return None;
+        }
+        Some(tr)
     }
 
     /// Writes the record `rec` (made whole, header aside) of a file whose
@@ -256,20 +267,10 @@ impl EventFile {
     fn write_filtered(&self, rec: &mut [u8], regs: &crate::kprobes::PtRegs) {
         let file = self.as_raw();
         let len = rec.len();
-        // SAFETY: a file's instance outlives it; the flags and the count
-        // are words the core writes under its locks.
-        let (tr, trace_flags, unbuffered) = unsafe {
-            let tr = (*file).tr;
-            (
-                tr,
-                ptr::addr_of!((*tr).trace_flags).read_volatile(),
-                ptr::addr_of!((*tr).no_filter_buffering_ref).read_volatile(),
-            )
-        };
-        if trace_flags & INDIRECT_TRACE_FLAGS != 0 || keys_on() || unbuffered != 0 {
+        let Some(tr) = self.direct_instance(true) else {
             self.write_copy(rec, regs);
             return;
-        }
+        };
         let ctx = trace_ctx_dec();
         // SAFETY: `rec` has `len >= ENTRY_SIZE` bytes (the caller's test),
         // and a byte array has the alignment the C function needs for a
@@ -298,22 +299,16 @@ impl EventFile {
         if take == 0 {
             return;
         }
-        // SAFETY: as in `reserve_direct`.
-        let buffer = unsafe { (*tr).array_buffer.buffer };
-        // SAFETY: `buffer` is the instance's ring buffer.
-        let event = unsafe { bindings::ring_buffer_lock_reserve(buffer, len as _) };
-        if event.is_null() {
+        // SAFETY: `tr` is the file's instance (`direct_instance`).
+        let Some(direct) = (unsafe { Direct::reserve(tr, len) }) else {
             return;
-        }
-        // SAFETY: `event` was just reserved, with `len` bytes at its data.
-        let direct = unsafe {
-            let entry = event_data(event).cast::<u8>();
-            ptr::copy_nonoverlapping(rec.as_ptr(), entry, len);
-            // INVARIANT: reserved above, not committed.
-            Direct { buffer, entry }
         };
-        // SAFETY: `direct` holds the reservation made above.
-        unsafe { direct.commit() };
+        // SAFETY: the reservation has `len` bytes at `entry`, ours until the
+        // commit; it holds the reservation.
+        unsafe {
+            ptr::copy_nonoverlapping(rec.as_ptr(), direct.entry, len);
+            direct.commit();
+        }
     }
 
     /// The C path for a record made beforehand: reserved through
@@ -388,8 +383,8 @@ enum DirectReserve {
     Indirect,
 }
 
-/// A record reserved straight in a ring buffer by
-/// [`EventFile::reserve_direct`].
+/// A record reserved straight in a ring buffer ([`Direct::reserve`], for
+/// [`EventFile::reserve_direct`] and [`EventFile::write_filtered`]).
 ///
 /// # Invariants
 ///
@@ -403,6 +398,33 @@ struct Direct {
 
 #[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
 impl Direct {
+    /// Reserves `len` bytes in the ring buffer of the instance `tr`; `None`
+    /// when the buffer is off or full (the record is dropped, as on the C
+    /// path).
+    ///
+    /// # Safety
+    ///
+    /// `tr` is a live trace instance (the instance of a file the caller
+    /// holds); the caller commits what it gets, once.
+    #[inline(always)]
+    unsafe fn reserve(tr: *mut bindings::trace_array, len: usize) -> Option<Direct> {
+        // SAFETY: the buffer lives as long as the instance (the caller's
+        // guarantee).
+        let buffer = unsafe { (*tr).array_buffer.buffer };
+        // SAFETY: `buffer` is the instance's ring buffer.
+        let event = unsafe { bindings::ring_buffer_lock_reserve(buffer, len as _) };
+        if event.is_null() {
+            return None;
+        }
+        // INVARIANT: `entry` is the data of the event just reserved in
+        // `buffer`, `len` bytes.
+        Some(Direct {
+            buffer,
+            // SAFETY: `event` was just reserved.
+            entry: unsafe { event_data(event) }.cast(),
+        })
+    }
+
     /// Commits the record: `__buffer_unlock_commit()` for a record not in
     /// the filter buffer (trace.c:1059-1074).
     ///
