@@ -23,8 +23,8 @@
 //! assert_eq!(nofault::strncpy_kernel(s.as_char_ptr() as usize, &mut out[..3]), Ok(3));
 //! assert_eq!(&out[..3], b"he\0");
 //! // Strings around the copies (16 bytes, then 128) and the words, whole
-//! // and cut; bytes above 0x80 and a 0x01 before the NUL (the word test's
-//! // borrow) included.
+//! // and cut; a byte above 0x80 and a 0x01 (the bytes the word test's
+//! // subtraction and mask could mistake for a NUL) included.
 //! let mut long = [b'x'; 200];
 //! long[3] = 0x81;
 //! long[17] = 0x01;
@@ -45,7 +45,7 @@
 //! }
 //! // A string that ends at the last byte of a page followed by a guard page
 //! // (vmalloc): read without touching the next page; one that does not end
-//! // there faults, as in C.
+//! // there faults, as in C (and leaves an empty string).
 //! use kernel::{alloc::VVec, page::PAGE_SIZE};
 //! let mut page = VVec::from_elem(b'y', PAGE_SIZE, GFP_KERNEL)?;
 //! assert_eq!(page.as_ptr() as usize % PAGE_SIZE, 0);
@@ -134,20 +134,24 @@ fn nofault_result(ret: i32) -> Result {
 /// `strncpy_from_kernel_nofault()`: bytes stored including the NUL (a
 /// string longer than `dst` is cut and NUL-terminated, as in C).
 ///
-/// C copies a byte at a time (mm/maccess.c:87-111), seven instructions a
-/// byte. This copies 16 bytes, then up to 128 at a time, with
+/// C copies a byte at a time (mm/maccess.c:80-103), seven instructions a
+/// byte. On x86-64 this copies 16 bytes, then up to 128 at a time, with
 /// `copy_from_kernel_nofault()` (words) and looks for the NUL a word at a
 /// time. A copy never crosses a page boundary, so it reads no page that
 /// C's loop would not read: past the NUL it reads at most to the end of
-/// the NUL's page, where every byte is as readable as the NUL (kernel
-/// mappings are made of pages; the reads are not instrumented, so KASAN
-/// does not see the bytes past an object's end). The bytes of `dst` after
-/// the NUL are left as they were read.
+/// the NUL's page, where on x86 every byte is as readable as the NUL
+/// (kernel mappings are made of pages, and a fault is a page's; the reads
+/// are asm, not instrumented, so KASAN does not see the bytes past an
+/// object's end). Elsewhere (memory tagging faults within a page) it is
+/// C's function. The bytes of `dst` after the NUL are left as they were
+/// read.
 ///
 /// # Errors
 ///
 /// `EFAULT` (C: `-EFAULT`, or `-ERANGE` for an address that is not kernel
-/// memory), with an empty string in `dst` as C leaves it.
+/// memory). `dst` then holds an empty string (C's holds the bytes copied
+/// before the fault, cut there): callers must not use it.
+#[cfg(CONFIG_X86_64)]
 #[inline(never)]
 pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
     use crate::page::PAGE_SIZE;
@@ -178,10 +182,34 @@ pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
     Ok(count)
 }
 
+/// `strncpy_from_kernel_nofault()` itself, where a fault may be finer than
+/// a page (see the x86-64 version).
+///
+/// # Errors
+///
+/// `EFAULT`.
+#[cfg(not(CONFIG_X86_64))]
+#[inline(never)]
+pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
+    // SAFETY: `dst` is valid for writes of its length.
+    let n = unsafe {
+        bindings::strncpy_from_kernel_nofault(
+            dst.as_mut_ptr(),
+            addr as *const c_void,
+            dst.len() as _,
+        )
+    };
+    if n < 0 {
+        return Err(EFAULT);
+    }
+    Ok(n as usize)
+}
+
 /// Where the first NUL of `b` is, a word at a time: the word's bytes in
 /// address order as a little-endian number `v`, `(v - 0x01..01) & !v &
 /// 0x80..80` has its lowest set bit in the first zero byte (a borrow only
 /// runs upwards from a zero byte, so no byte below the first is marked).
+#[cfg(CONFIG_X86_64)]
 #[inline(always)]
 fn nul_in(b: &[u8]) -> Option<usize> {
     const ONES: u64 = u64::from_le_bytes([0x01; 8]);

@@ -564,6 +564,9 @@ impl Drop for Reservation<'_> {
 /// Most trace instances an event is recorded into at once.
 pub const MAX_INSTANCES: usize = 16;
 
+// A fresh `FileSet` allocation always has room for its first entry.
+const _: () = assert!(MAX_INSTANCES > 0);
+
 /// Where an event's hits go: the trace instances it is enabled in and, while
 /// perf has it open, perf. Made by the event's [`Registration`](super::Registration), which
 /// hands them to its data's constructor; its `reg` callback adds and
