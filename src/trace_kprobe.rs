@@ -558,14 +558,14 @@ impl Probes {
             all.extend_from_slice(f.name, GFP_KERNEL)?;
             all.push(0, GFP_KERNEL)?;
         }
-        let mut strings = KVec::with_capacity(all.len(), GFP_KERNEL)?;
-        strings.extend_from_slice(&all, GFP_KERNEL)?;
+        let strings = stored::exact(&[&all])?;
         let layout = spec.args.0.clone();
         let module = self.module;
         let is_return = spec.is_return;
         // (The parser keeps names to MAX_EVENT_NAME_LEN, 64 bytes.)
         let names_len = [names.group.len() as u8, names.event.len() as u8];
-        // The registration makes the event's targets and hands them over.
+        // The registration makes the event's targets and hands them over
+        // (`Event::targets` answers them).
         let data = move |targets| {
             Ok(Event(Arc::pin_init(
                 pin_init!(EventShared {

@@ -31,7 +31,6 @@ use crate::{
     error::{from_result, to_result, Result},
     prelude::*,
     str::CStr,
-    sync::Arc,
     types::Opaque,
     ThisModule,
 };
@@ -159,6 +158,10 @@ pub fn module_put(module: &'static ThisModule) {
 /// What a dynamic event does.
 #[vtable]
 pub trait Event: Sync + Sized {
+    /// The targets the registration gave this data's constructor (the
+    /// event's `reg` checks that they are: it refuses any other set).
+    fn targets(&self) -> &Targets;
+
     /// Defines the fields after the common ones; their strings are
     /// borrowed from `self`.
     fn define_fields<'a>(&'a self, fields: &mut Fields<'a>) -> Result;
@@ -211,10 +214,13 @@ pub trait Event: Sync + Sized {
 ///     lock_events, Event, EventFile, Fields, Registration, Targets, TraceSeq,
 /// };
 ///
-/// struct Ev;
+/// struct Ev(Targets);
 ///
 /// #[vtable]
 /// impl Event for Ev {
+///     fn targets(&self) -> &Targets {
+///         &self.0
+///     }
 ///     fn define_fields<'a>(&'a self, _fields: &mut Fields<'a>) -> Result {
 ///         Ok(())
 ///     }
@@ -240,7 +246,7 @@ pub trait Event: Sync + Sized {
 ///             &CString::try_from_fmt(kernel::fmt!("{name}"))?,
 ///             c_str!("\"\""),
 ///             &BUILTIN,
-///             |_| Ok(Ev),
+///             |targets| Ok(Ev(targets)),
 ///         ),
 ///         GFP_KERNEL,
 ///     )
@@ -307,15 +313,15 @@ pub trait Event: Sync + Sized {
 /// is registered with the tracing core, with `class` and the strings (in
 /// this pinned struct, or owned by it) and the constants
 /// `Registration::FIELDS` and `Registration::FUNCS` reachable from it, and `data` as
-/// the `T` its callbacks find through `container_of!`; `targets` holds the
-/// event's enabled files and perf (their invariants are kept by `reg`). The tracing core
+/// the `T` its callbacks find through `container_of!`; `data.targets()`,
+/// the set made for this `call` (`Targets::owner`), holds the event's
+/// enabled files and perf (their invariants are kept by `reg`). The tracing core
 /// links and writes the C structs (lists, flags, the event type id,
 /// reference counts) whenever it likes: they are only reached through raw
 /// pointers ([`Opaque`]), and no `&mut Self` is made while registered.
 #[pin_data(PinnedDrop)]
 pub struct Registration<T: Event> {
     data: T,
-    targets: Arc<Targets>,
     /// The system, the name and the print format, NUL-terminated one
     /// after the other (one allocation: the C structs point into it).
     strings: KVec<u8>,
@@ -344,7 +350,9 @@ impl<T: Event> Registration<T> {
     /// `event_mutex` held (as `trace_add_event_call()` wants it). `make`
     /// makes the event's data from the event's [`Targets`] (which say,
     /// while the event is enabled somewhere or open by perf, where): made
-    /// here, for this event alone.
+    /// here, for this event alone; the data keeps them and answers them in
+    /// [`Event::targets`] (inline, the probe handler that reads them on
+    /// every hit follows no pointer more).
     ///
     /// # Errors
     ///
@@ -356,7 +364,7 @@ impl<T: Event> Registration<T> {
         name: &'a CStr,
         print_fmt: &'a CStr,
         module: &'static ThisModule,
-        make: impl FnOnce(Arc<Targets>) -> Result<T> + 'a,
+        make: impl FnOnce(Targets) -> Result<T> + 'a,
     ) -> impl PinInit<Self, Error> + 'a
     where
         T: 'a,
@@ -365,9 +373,12 @@ impl<T: Event> Registration<T> {
         // ones made before it, and nothing is registered until `call`, the
         // last that can fail.
         try_pin_init!(&this in Self {
-            targets: Targets::new()?,
-            // SAFETY: `targets` is initialised (above).
-            data: make(unsafe { (*this.as_ptr()).targets.clone() })?,
+            // The targets name the `call` below as theirs (its address only:
+            // nothing reads it).
+            data: make(Targets::new(
+                // SAFETY: `this` points to the registration being made.
+                unsafe { Opaque::raw_get(ptr::addr_of!((*this.as_ptr()).call)) },
+            ))?,
             strings: {
                 let mut v = KVec::with_capacity(
                     system.len() + name.len() + print_fmt.len() + 3,
@@ -536,7 +547,12 @@ impl<T: Event> Registration<T> {
             // SAFETY: the tracing core passes our call.
             let this = unsafe { Self::from_call(call) };
             let file = data.cast::<bindings::trace_event_file>();
-            let targets = &*this.targets;
+            let targets = this.data.targets();
+            // Only the set made for this event: another event's files
+            // would get this event's records (or its filter another's).
+            if targets.owner != call as usize {
+                return Err(EINVAL);
+            }
             // The targets' entries are added and removed only here, in
             // pairs: a file or perf joins after the `Event` said yes, and
             // leaves before the `Event` is told, so the `Event`'s own view

@@ -126,38 +126,46 @@ impl Store for Parsed {
 
 /// An argument's name, text and program in just the memory they take:
 /// the first [`HEAD`] instructions inline, the rest of the program up to
-/// its [`Op::End`] in `V` (empty for most programs), the name then the
-/// text in `T` (the caller's storage: a `Vec` on the host, a `KVec` in the
-/// kernel).
+/// its [`Op::End`] in `V` (empty for most programs), and in `T` the name's
+/// length (one byte), the name, then the text (the caller's storage: a
+/// `Vec` on the host, a boxed slice in the kernel). The length goes in `T`
+/// rather than a field: a byte beside the two pointers would take eight
+/// with the padding, and a stored argument 104 bytes instead of 96.
 #[derive(Debug)]
 pub struct Split<V, T> {
     head: [Insn; HEAD],
     tail: V,
     text: T,
-    name_len: u8,
 }
 
 impl<V, T> Split<V, T> {
     /// `p` kept in `tail` (given the instructions after the head, up to
-    /// and including the end) and `text` (given the name then the text),
-    /// or their error.
+    /// and including the end) and `text` (given the parts to put one after
+    /// the other: the name's length, the name, the text), or their error.
     pub fn new<E>(
         p: &Parsed,
         tail: impl FnOnce(&[Insn]) -> Result<V, E>,
-        text: impl FnOnce(&[u8], &[u8]) -> Result<T, E>,
+        text: impl FnOnce(&[&[u8]; 3]) -> Result<T, E>,
     ) -> Result<Self, E> {
         let end = p
             .code
             .iter()
             .position(|c| c.op == Op::End)
             .map_or(FETCH_INSN_MAX, |e| e + 1);
+        // At most MAX_ARG_NAME_LEN.
+        let name_len = [p.name().len() as u8];
         Ok(Split {
             head: *p.head(),
             tail: tail(p.code.get(HEAD..end).unwrap_or(&[]))?,
-            text: text(p.name(), p.comm())?,
-            // At most MAX_ARG_NAME_LEN.
-            name_len: p.name().len() as u8,
+            text: text(&[&name_len, p.name(), p.comm()])?,
         })
+    }
+}
+
+impl<V: core::ops::Deref<Target = [Insn]>, T: core::ops::Deref<Target = [u8]>> Split<V, T> {
+    /// Where the name ends in `text` (it starts at 1).
+    fn name_end(&self) -> usize {
+        1 + usize::from(self.text.first().copied().unwrap_or(0))
     }
 }
 
@@ -165,11 +173,11 @@ impl<V: core::ops::Deref<Target = [Insn]>, T: core::ops::Deref<Target = [u8]>> S
     for Split<V, T>
 {
     fn name(&self) -> &[u8] {
-        self.text.get(..usize::from(self.name_len)).unwrap_or(&[])
+        self.text.get(1..self.name_end()).unwrap_or(&[])
     }
 
     fn comm(&self) -> &[u8] {
-        self.text.get(usize::from(self.name_len)..).unwrap_or(&[])
+        self.text.get(self.name_end()..).unwrap_or(&[])
     }
 
     #[inline(always)]

@@ -30,14 +30,16 @@ pub(crate) struct EventShared {
     /// allocation of exactly their length (the tracing core keeps pointers
     /// to the fields' while the event exists). Inline, the two names took
     /// 130 bytes, and the struct a 256-byte allocation instead of 128.
-    pub(super) strings: KVec<u8>,
+    pub(super) strings: KBox<[u8]>,
     /// The lengths of the group and the name at the start of `strings`
     /// (at most `MAX_EVENT_NAME_LEN` each): found without a walk, since
     /// defining or removing a probe compares every event's names.
     pub(super) names_len: [u8; 2],
     /// The instances the event is enabled in, and perf and BPF while perf
-    /// has it open: kept by the event's registration.
-    pub(super) targets: Arc<Targets>,
+    /// has it open: made by the event's registration, which adds and
+    /// removes them. Inline: the handler follows no pointer to them, and
+    /// they took a 32-byte allocation of their own.
+    pub(super) targets: Targets,
     /// The event's probes, armed while the event is in use (`in_use`).
     #[pin]
     pub(super) arm: Mutex<KVec<TraceKprobe>>,
@@ -47,7 +49,7 @@ pub(crate) struct EventShared {
 // Fits a 128-byte allocation with the `Arc`'s count (BENCHMARKS.md, memory),
 // unless lock debugging makes the mutex larger.
 #[cfg(not(any(CONFIG_DEBUG_LOCK_ALLOC, CONFIG_DEBUG_MUTEXES)))]
-const _: () = assert!(core::mem::size_of::<EventShared>() <= 112);
+const _: () = assert!(core::mem::size_of::<EventShared>() <= 120);
 
 impl EventShared {
     /// The C strings of [`EventShared::strings`], in order.
@@ -158,6 +160,10 @@ impl Event {
 
 #[vtable]
 impl trace_event::Event for Event {
+    fn targets(&self) -> &Targets {
+        &self.0.targets
+    }
+
     fn define_fields<'a>(&'a self, fields: &mut Fields<'a>) -> Result {
         let e = &*self.0;
         // "type\0name\0" for each field, in order, after the event's names.

@@ -5,7 +5,7 @@
 //! ([`Reservation`]), and perf and BPF ([`PerfSlot`], [`PerfCall`],
 //! [`PerfRecord`]).
 
-use crate::{bindings, error::Result, prelude::*, sync::Arc, types::Opaque};
+use crate::{bindings, error::Result, prelude::*, types::Opaque};
 use core::{
     ffi::c_void,
     ptr,
@@ -580,19 +580,22 @@ const _: () = assert!(MAX_INSTANCES > 0);
 ///
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
-/// use kernel::{c_str, sync::Arc};
+/// use kernel::c_str;
 /// use kernel::trace_event::{
 ///     lock_events, set_enabled, Event, EventFile, Fields, Registration, Targets, TraceSeq,
 /// };
 /// // (`Targets` for the data's field: only a registration makes them.)
 ///
 /// struct Ev {
-///     targets: Arc<Targets>,
+///     targets: Targets,
 ///     registered: AtomicUsize,
 /// }
 ///
 /// #[vtable]
 /// impl Event for Ev {
+///     fn targets(&self) -> &Targets {
+///         &self.targets
+///     }
 ///     fn define_fields<'a>(&'a self, _fields: &mut Fields<'a>) -> Result {
 ///         Ok(())
 ///     }
@@ -626,16 +629,15 @@ const _: () = assert!(MAX_INSTANCES > 0);
 ///     ),
 ///     GFP_KERNEL,
 /// )?;
-/// let targets = reg.data().targets.clone();
-/// assert!(!targets.in_use());
+/// assert!(!reg.data().targets.in_use());
 /// let (sys, name) = (c_str!("rkpe_doctest2"), c_str!("ev"));
 /// // Enable it in the top instance, as `echo 1 > events/rkpe_doctest2/ev/enable`.
 /// set_enabled(sys, name, true)?;
 /// assert_eq!(set_enabled(sys, c_str!("no_such_event"), true), Err(EINVAL));
-/// assert!(targets.in_use());
+/// assert!(reg.data().targets.in_use());
 /// assert_eq!(reg.data().registered.load(Ordering::Relaxed), 1);
 /// let mut written = 0;
-/// targets.files().for_each(|f| {
+/// reg.data().targets.files().for_each(|f| {
 ///     if !f.soft_disabled() {
 ///         if let Some(mut rec) = f.reserve(16) {
 ///             rec.bytes()[8..16].copy_from_slice(&42u64.to_ne_bytes());
@@ -647,7 +649,7 @@ const _: () = assert!(MAX_INSTANCES > 0);
 /// // Enabled, it cannot be removed.
 /// assert_eq!(reg.remove(&lock_events()), Err(EBUSY));
 /// set_enabled(sys, name, false)?;
-/// assert!(!targets.in_use());
+/// assert!(!reg.data().targets.in_use());
 /// assert_eq!(reg.data().registered.load(Ordering::Relaxed), 0);
 /// let lock = lock_events();
 /// reg.as_mut().remove(&lock)?;
@@ -658,23 +660,21 @@ const _: () = assert!(MAX_INSTANCES > 0);
 pub struct Targets {
     pub(super) files: FileSet,
     pub(super) perf: PerfSlot,
+    /// The address of the `trace_event_call` of the registration that made
+    /// them: its `reg` uses no other event's targets (one event's filter
+    /// on another's records would read past their end).
+    pub(super) owner: usize,
 }
 
 impl Targets {
     /// No instance, no perf. Only [`Registration::new`] makes them, one set
-    /// for its event: two events never share one.
-    ///
-    /// # Errors
-    ///
-    /// `ENOMEM`.
-    pub(super) fn new() -> Result<Arc<Self>> {
-        Ok(Arc::new(
-            Targets {
-                files: FileSet::new(),
-                perf: PerfSlot::new(),
-            },
-            GFP_KERNEL,
-        )?)
+    /// for its event (`owner`, its `call`): two events never share one.
+    pub(super) fn new(owner: *const bindings::trace_event_call) -> Self {
+        Targets {
+            files: FileSet::new(),
+            perf: PerfSlot::new(),
+            owner: owner as usize,
+        }
     }
 
     /// The trace instances the event is enabled in.

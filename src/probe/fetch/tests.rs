@@ -19,7 +19,7 @@ use crate::fake::{parse, FakeMachine, TASK_SIZE_FLOOR};
 fn split(args: &[Arg<Parsed>]) -> Vec<Arg<Split<Vec<Insn>, Vec<u8>>>> {
     args.iter()
         .map(|a| {
-            a.map(|p| Split::new(p, |t| Ok::<_, ()>(t.to_vec()), |n, c| Ok([n, c].concat())))
+            a.map(|p| Split::new(p, |t| Ok::<_, ()>(t.to_vec()), |parts| Ok(parts.concat())))
                 .unwrap()
         })
         .collect()
@@ -64,6 +64,9 @@ fn hit(spec: &str, m: &FakeMachine, ip: u64, ret_ip: u64, edata: &[u8]) -> Strin
     // The stored form writes and prints the same (its reads not counted).
     let reads = m.string_reads.get();
     let stored = split(&p.args);
+    for (a, b) in p.args.iter().zip(&stored) {
+        assert_eq!((a.name(), a.comm()), (b.name(), b.comm()), "{spec}: stored");
+    }
     let mut buf2 = vec![0x5au8; 8192];
     let k = store(&stored, p.size, m, edata, head_size(p.is_return), &mut buf2);
     assert_eq!(buf[..n], buf2[..k], "{spec}: stored arguments");
