@@ -160,6 +160,91 @@ pub fn module_put(module: &'static ThisModule) {
 pub trait Event: Sync + Sized {
     /// The targets the registration gave this data's constructor (the
     /// event's `reg` checks that they are: it refuses any other set).
+    ///
+    /// # Examples
+    ///
+    /// A data that answers a set made for another registration (one that
+    /// failed) cannot be enabled, and that set gets no file:
+    ///
+    /// ```
+    /// use core::pin::Pin;
+    /// use core::sync::atomic::{AtomicUsize, Ordering};
+    /// use kernel::{c_str, str::CStr};
+    /// use kernel::trace_event::{
+    ///     lock_events, set_enabled, Event, EventFile, Fields, Registration, Targets, TraceSeq,
+    /// };
+    ///
+    /// // `PAD` sizes the registration: the failed one must not be freed to
+    /// // where the next one is made (its `call` would be at the same address).
+    /// struct Ev<const PAD: usize> {
+    ///     own: Targets,
+    ///     other: Option<Targets>,
+    ///     registered: AtomicUsize,
+    ///     _pad: [u8; PAD],
+    /// }
+    ///
+    /// #[vtable]
+    /// impl<const PAD: usize> Event for Ev<PAD> {
+    ///     fn targets(&self) -> &Targets {
+    ///         self.other.as_ref().unwrap_or(&self.own)
+    ///     }
+    ///     fn define_fields<'a>(&'a self, _fields: &mut Fields<'a>) -> Result {
+    ///         Ok(())
+    ///     }
+    ///     fn print(&self, _record: &[u8], _out: &mut TraceSeq) -> core::fmt::Result {
+    ///         Ok(())
+    ///     }
+    ///     fn register(&self, _file: &EventFile) -> Result {
+    ///         self.registered.fetch_add(1, Ordering::Relaxed);
+    ///         Ok(())
+    ///     }
+    ///     fn unregister(&self, _file: &EventFile) -> Result {
+    ///         self.registered.fetch_sub(1, Ordering::Relaxed);
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// // SAFETY: a null module is built-in code, which is never unloaded.
+    /// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
+    /// let (sys, name) = (c_str!("rkpe_doctest3"), c_str!("ev"));
+    /// fn new<const PAD: usize>(
+    ///     sys: &CStr,
+    ///     name: &CStr,
+    ///     other: &mut Option<Targets>,
+    ///     steal: bool,
+    /// ) -> Result<Pin<KBox<Registration<Ev<PAD>>>>> {
+    ///     let fmt = c_str!("\"\"");
+    ///     KBox::pin_init(
+    ///         Registration::new(&lock_events(), sys, name, fmt, &BUILTIN, |own| {
+    ///             if steal {
+    ///                 *other = Some(own);
+    ///                 return Err(ENOMEM);
+    ///             }
+    ///             let other = other.take();
+    ///             Ok(Ev { own, other, registered: AtomicUsize::new(0), _pad: [0; PAD] })
+    ///         }),
+    ///         GFP_KERNEL,
+    ///     )
+    /// }
+    /// let mut other = None;
+    /// assert_eq!(new::<512>(sys, name, &mut other, true).err(), Some(ENOMEM));
+    /// assert!(other.is_some());
+    /// let mut reg = new::<0>(sys, name, &mut other, false)?;
+    /// assert_eq!(set_enabled(sys, name, true), Err(EINVAL));
+    /// assert!(!reg.data().targets().in_use());
+    /// assert_eq!(reg.data().registered.load(Ordering::Relaxed), 0);
+    /// let lock = lock_events();
+    /// reg.as_mut().remove(&lock)?;
+    /// drop(lock);
+    /// // With its own set, it can.
+    /// let mut none = None;
+    /// let reg = new::<0>(sys, name, &mut none, false)?;
+    /// set_enabled(sys, name, true)?;
+    /// assert!(reg.data().targets().in_use());
+    /// assert_eq!(reg.data().registered.load(Ordering::Relaxed), 1);
+    /// set_enabled(sys, name, false)?;
+    /// # Ok::<(), Error>(())
+    /// ```
     fn targets(&self) -> &Targets;
 
     /// Defines the fields after the common ones; their strings are

@@ -96,11 +96,13 @@ load() {
 	done
 }
 
-# If the run takes too long, show where every worker waits (/proc/PID/stack).
+# If the run takes long, show where every worker waits (/proc/PID/stack): a
+# diagnostic, not a verdict (the VM's timeout fails a run that hangs; a
+# single-threaded debug guest ends near 300 s).
 (
 	sleep ${STRESS_WATCHDOG:-300}
 	[ -e /tmp/done ] && exit 0
-	echo "stress: FAILED: still running after ${STRESS_WATCHDOG:-300}s; where the tasks are:"
+	echo "stress: note: still running after ${STRESS_WATCHDOG:-300}s (not a failure by itself); where the tasks are:"
 	for p in /proc/[0-9]*; do
 		case "$(cat $p/comm 2>/dev/null)" in sh|cat|rmdir|mkdir|dd|grep)
 			echo "== ${p#/proc/} $(cat $p/comm) $(sed -n 's/^State:[[:space:]]*//p' $p/status)"
