@@ -48,11 +48,11 @@ use registration::{module_exists, register};
 use stored::{Args, StoredEntry, StoredProbe, StoredSymbol};
 
 use core::fmt::Write;
-use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
 use kernel::{
     c_str,
-    kprobes::{self, HitBuffers, HitCounter},
+    kprobes::{self, HitBuffers},
     prelude::*,
     str::CStr,
     sync::{Arc, Mutex},
@@ -74,28 +74,27 @@ use crate::probe::{
     text::{Bytes, Escaped, Str, Text},
 };
 
-// A probe with its `dynamic_events` entry fits a 192-byte allocation with
-// the `Arc`'s count (BENCHMARKS.md, memory).
-const _: () = assert!(core::mem::size_of::<Entry<ProbeShared>>() <= 176);
+// A probe with its `dynamic_events` entry fits a 128-byte allocation with
+// the `Arc`'s count (BENCHMARKS.md, memory): what only the hit needs is in
+// its handler ([`Hit`]), inside the kprobe registration.
+const _: () = assert!(core::mem::size_of::<Entry<ProbeShared>>() <= 120);
 
-/// What a probe's handler needs.
+/// What a probe is, for its read-back, its event and its handler.
 pub(crate) struct ProbeShared {
     spec: StoredProbe,
     event: Arc<EventShared>,
     /// Some argument is a string (its size is known only once fetched).
     dynamic: bool,
-    /// Hits, per CPU (`trace_kprobe.nhit`).
-    nhit: HitCounter,
-    /// Hits with strings nested on a CPU whose scratch buffer was in use
-    /// (an interrupt during a handler): not recorded, so counted with the
-    /// kprobe core's misses in `kprobe_profile`.
-    nested: AtomicU64,
-    addr: AtomicUsize,
+    /// For a probe on an address: how far the kprobe core moved it when it
+    /// registered (past an `endbr64` at a function's entry: 4), which
+    /// `kprobe_events` shows (`kp.addr`, as C). The registered address
+    /// itself is the handler's ([`Hit::addr`]); a byte here keeps the
+    /// probe in its allocation.
+    moved: AtomicU8,
     maxactive: AtomicU32,
     /// An `@SYM` argument was not found when the probe was defined: it
     /// waits (on a module or an address), and does not register later.
     unresolved: bool,
-    buffers: Arc<HitBuffers>,
 }
 
 impl ProbeShared {
@@ -106,10 +105,10 @@ impl ProbeShared {
     /// `trace_kprobe_match_command_head()`); the given one until registered.
     fn hashed(&self) -> u64 {
         match self.spec.place {
-            SpecPlace::Addr(a) => match self.addr.load(Ordering::Relaxed) {
-                0 => KernelEnv.hash_pointer(a),
-                r => KernelEnv.hash_pointer(r as u64),
-            },
+            SpecPlace::Addr(a) => {
+                let moved = u64::from(self.moved.load(Ordering::Relaxed));
+                KernelEnv.hash_pointer(a.wrapping_add(moved))
+            }
             SpecPlace::Symbol { .. } => 0,
         }
     }
@@ -154,8 +153,8 @@ impl TraceKprobe {
     fn shared(&self) -> &Arc<Entry<ProbeShared>> {
         match self {
             TraceKprobe::Pending(s) => s,
-            TraceKprobe::K(k) => &k.handler().0,
-            TraceKprobe::R(r) => &r.handler().0,
+            TraceKprobe::K(k) => &k.handler().probe,
+            TraceKprobe::R(r) => &r.handler().probe,
         }
     }
 
@@ -189,6 +188,16 @@ impl TraceKprobe {
             TraceKprobe::Pending(_) => 0,
             TraceKprobe::K(k) => k.nmissed(),
             TraceKprobe::R(r) => r.nmissed(),
+        }
+    }
+
+    /// Hits, and hits not recorded for a nested scratch buffer: its
+    /// handler's counts (a probe never registered has none).
+    fn counts(&self) -> (u64, u64) {
+        match self {
+            TraceKprobe::Pending(_) => (0, 0),
+            TraceKprobe::K(k) => k.handler().counts(),
+            TraceKprobe::R(r) => r.handler().counts(),
         }
     }
 }
@@ -479,14 +488,11 @@ impl Probes {
                 spec,
                 event: event.clone(),
                 dynamic,
-                nhit: HitCounter::new()?,
-                nested: AtomicU64::new(0),
-                addr: AtomicUsize::new(0),
+                moved: AtomicU8::new(0),
                 // What the spec asks for until the kprobe core says (C lists
                 // `rN:` for a pending probe too).
                 maxactive: AtomicU32::new(maxactive),
                 unresolved,
-                buffers: self.buffers.clone(),
             }),
             GFP_KERNEL,
         );
@@ -497,7 +503,7 @@ impl Probes {
                 return Err(Fail::Kernel(e));
             }
         };
-        let probe = match register(&shared) {
+        let probe = match register(&shared, &self.buffers, None) {
             Ok(p) => p,
             // A probe on a module that is not loaded waits for it; so does
             // a probe on an address in no symbol (trace_kprobe.c:616-620).
@@ -698,9 +704,14 @@ impl Probes {
                 continue;
             }
             let shared = p.shared().clone();
+            // The counts go on with the new registration (C's
+            // `trace_kprobe.nhit` outlives its kprobe's).
+            let counts = p.counts();
             shared.event.detach(p);
             *p = TraceKprobe::Pending(shared.clone());
-            match register(&shared).and_then(|k| shared.event.attach(&k).map(|()| k)) {
+            match register(&shared, &self.buffers, Some(counts))
+                .and_then(|k| shared.event.attach(&k).map(|()| k))
+            {
                 Ok(k) => *p = k,
                 Err(e) => pr_warn!(
                     "Failed to re-register probe {} on {}: {}\n",
@@ -759,8 +770,8 @@ impl Probes {
                 "  {}{:pad$} {:>15} {:>15}",
                 Bytes(name),
                 "",
-                s.nhit.sum(),
-                p.nmissed() as u64 + s.nested.load(Ordering::Relaxed)
+                p.counts().0,
+                p.nmissed() as u64 + p.counts().1
             )
             .map_err(|_| ENOMEM)?;
         }

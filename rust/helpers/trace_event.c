@@ -171,6 +171,11 @@ void rust_helper_kprobes_hit_counter_inc(u64 *c)
 	this_cpu_inc(*(u64 __percpu __force *)c);
 }
 
+void rust_helper_kprobes_hit_counter_add(u64 *c, u64 n)
+{
+	this_cpu_add(*(u64 __percpu __force *)c, n);
+}
+
 u64 rust_helper_kprobes_hit_counter_sum(u64 *c)
 {
 	u64 sum = 0;

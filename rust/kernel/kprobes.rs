@@ -152,13 +152,31 @@ pub enum Place<'a> {
     Address(usize),
 }
 
-/// The copy of a place's symbol name a `struct kprobe` points to (the kprobe
-/// core keeps the pointer), for kprobes and kretprobes alike.
+/// The copy of a place's symbol name a `struct kprobe` points to while it
+/// registers, for kprobes and kretprobes alike. The kprobe core reads
+/// `symbol_name` only then (`_kprobe_addr()`, kernel/kprobes.c:1461-1504,
+/// from `register_kprobe()` at 1643 and `register_kretprobe()` at 2221 and
+/// 2230) and in `dump_kprobe()` (2463, the report before a `BUG()` of a
+/// kprobe hit inside its own handler): [`forget_symbol`] clears it after
+/// registration, so that no copy is kept for as long as the probe.
 fn symbol_of(place: Place<'_>) -> Result<Option<CString>> {
     match place {
         Place::Symbol(name, _) => Ok(Some(CString::try_from_fmt(crate::fmt!("{name}"))?)),
         Place::Address(_) => Ok(None),
     }
+}
+
+/// Clears `kp.symbol_name` once the kprobe core resolved it into `kp.addr`
+/// (see [`symbol_of`]): the copy it pointed to is freed next. A concurrent
+/// `dump_kprobe()` reads the old pointer or null (`printk` prints
+/// "(null)"); it runs only on the way to a `BUG()`.
+///
+/// # Safety
+///
+/// `kp` is valid for writes of `symbol_name`.
+unsafe fn forget_symbol(kp: *mut bindings::kprobe) {
+    // SAFETY: by the caller's guarantee; one aligned pointer store.
+    unsafe { ptr::addr_of_mut!((*kp).symbol_name).write_volatile(ptr::null()) };
 }
 
 /// Fills in the `struct kprobe` of a kprobe or a kretprobe: all zero (its C
@@ -167,7 +185,7 @@ fn symbol_of(place: Place<'_>) -> Result<Option<CString>> {
 /// # Safety
 ///
 /// `kp` is valid for writes; `symbol` is [`symbol_of`]`(place)`, and stays
-/// where it is while `kp` is registered.
+/// where it is until [`forget_symbol`].
 unsafe fn init_kprobe(
     kp: *mut bindings::kprobe,
     symbol: &Option<CString>,
@@ -251,12 +269,11 @@ unsafe fn init_kprobe(
 ///
 /// `kp` is registered with the kprobe core from the end of initialisation
 /// until `unregistered` is set (by [`unregister_all`] or the drop), which
-/// happens once; its `pre_handler` is `pre_handler_callback::<T>`, and
-/// `symbol`, which `kp.symbol_name` may point into, lives as long.
+/// happens once; its `pre_handler` is `pre_handler_callback::<T>`, and its
+/// `symbol_name` is null.
 #[pin_data(PinnedDrop)]
 pub struct Registration<T: Handler> {
     handler: T,
-    symbol: Option<CString>,
     unregistered: AtomicBool,
     #[pin]
     kp: Opaque<bindings::kprobe>,
@@ -282,22 +299,23 @@ impl<T: Handler> Registration<T> {
     where
         T: 'a,
     {
-        try_pin_init!(&this in Self {
+        try_pin_init!(Self {
             // Initialised before `kp` registers: the callback reads it.
             handler,
-            symbol: symbol_of(place)?,
             unregistered: AtomicBool::new(false),
-            // SAFETY: `kp` points to the field's memory; `symbol` is
-            // initialised (above) and pinned with `this`.
+            // SAFETY: `kp` points to the field's memory; `symbol` lives
+            // until `forget_symbol` (below).
             kp <- Opaque::try_ffi_init(|kp: *mut bindings::kprobe| unsafe {
-                init_kprobe(kp, &(*this.as_ptr()).symbol, place, disabled);
+                let symbol = symbol_of(place)?;
+                init_kprobe(kp, &symbol, place, disabled);
                 (*kp).pre_handler = Some(pre_handler_callback::<T>);
                 // INVARIANT: on success `kp` is registered, with
-                // `pre_handler` set to `pre_handler_callback::<T>`; `handler`
-                // and `symbol` (which `symbol_name` points into) are
-                // initialised before `kp`, and `drop` unregisters `kp`
-                // before they are dropped.
-                to_result(bindings::register_kprobe(kp))
+                // `pre_handler` set to `pre_handler_callback::<T>` and no
+                // symbol name; `handler` is initialised before `kp`, and
+                // `drop` unregisters `kp` before it is dropped.
+                let r = to_result(bindings::register_kprobe(kp));
+                forget_symbol(kp);
+                r
             }),
         }? Error)
     }
@@ -688,11 +706,11 @@ pub trait RetHandler: Sync {
 ///
 /// `rp` is registered with the kprobe core from the end of initialisation
 /// until `unregistered` is set (by [`unregister_all_ret`] or the drop),
-/// once, with the callbacks of this type for `T`; `symbol` lives as long.
+/// once, with the callbacks of this type for `T`; its `kp.symbol_name` is
+/// null.
 #[pin_data(PinnedDrop)]
 pub struct RetRegistration<T: RetHandler> {
     handler: T,
-    symbol: Option<CString>,
     unregistered: AtomicBool,
     #[pin]
     rp: Opaque<bindings::kretprobe>,
@@ -723,16 +741,16 @@ impl<T: RetHandler> RetRegistration<T> {
     where
         T: 'a,
     {
-        try_pin_init!(&this in Self {
+        try_pin_init!(Self {
             // Initialised before `rp` registers: the callbacks read it.
             handler,
-            symbol: symbol_of(place)?,
             unregistered: AtomicBool::new(false),
-            // SAFETY: `rp` points to the field's memory; `symbol` is
-            // initialised (above) and pinned with `this`.
+            // SAFETY: `rp` points to the field's memory; `symbol` lives
+            // until `forget_symbol` (below).
             rp <- Opaque::try_ffi_init(|rp: *mut bindings::kretprobe| unsafe {
+                let symbol = symbol_of(place)?;
                 ptr::write_bytes(rp, 0, 1);
-                init_kprobe(ptr::addr_of_mut!((*rp).kp), &(*this.as_ptr()).symbol, place, disabled);
+                init_kprobe(ptr::addr_of_mut!((*rp).kp), &symbol, place, disabled);
                 (*rp).handler = Some(ret_handler_callback::<T>);
                 if data_size != 0 {
                     (*rp).entry_handler = Some(entry_handler_callback::<T>);
@@ -741,10 +759,12 @@ impl<T: RetHandler> RetRegistration<T> {
                 (*rp).data_size = data_size;
                 // INVARIANT: on success `rp` is registered, with `handler`
                 // and `entry_handler` (if any) set to this type's callbacks
-                // for `T`; `handler` and `symbol` (which `symbol_name` points
-                // into) are initialised before `rp`, and `drop` unregisters
-                // `rp` before they are dropped.
-                to_result(bindings::register_kretprobe(rp))
+                // for `T` and no symbol name; `handler` is initialised
+                // before `rp`, and `drop` unregisters `rp` before it is
+                // dropped.
+                let r = to_result(bindings::register_kretprobe(rp));
+                forget_symbol(ptr::addr_of_mut!((*rp).kp));
+                r
             }),
         }? Error)
     }

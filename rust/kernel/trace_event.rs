@@ -39,7 +39,7 @@ use core::{
     ffi::c_void,
     fmt,
     marker::PhantomPinned,
-    ptr,
+    ptr::{self, NonNull},
     sync::atomic::{AtomicBool, Ordering},
 };
 
@@ -158,13 +158,15 @@ pub fn module_put(module: &'static ThisModule) {
 /// What a dynamic event does.
 #[vtable]
 pub trait Event: Sync + Sized {
-    /// The targets the registration gave this data's constructor (the
-    /// event's `reg` checks that they are: it refuses any other set).
+    /// The targets the registration gave this data's constructor. Asked
+    /// once, when the registration is made: it keeps where they are and
+    /// fails with `EINVAL` unless they were made for it (a set names the
+    /// `trace_event_call` of its registration by address).
     ///
     /// # Examples
     ///
     /// A data that answers a set made for another registration (one that
-    /// failed) cannot be enabled, and that set gets no file:
+    /// failed) is refused:
     ///
     /// ```
     /// use core::pin::Pin;
@@ -229,14 +231,10 @@ pub trait Event: Sync + Sized {
     /// let mut other = None;
     /// assert_eq!(new::<512>(sys, name, &mut other, true).err(), Some(ENOMEM));
     /// assert!(other.is_some());
-    /// let mut reg = new::<0>(sys, name, &mut other, false)?;
+    /// assert_eq!(new::<0>(sys, name, &mut other, false).err(), Some(EINVAL));
+    /// // No event was made.
     /// assert_eq!(set_enabled(sys, name, true), Err(EINVAL));
-    /// assert!(!reg.data().targets().in_use());
-    /// assert_eq!(reg.data().registered.load(Ordering::Relaxed), 0);
-    /// let lock = lock_events();
-    /// reg.as_mut().remove(&lock)?;
-    /// drop(lock);
-    /// // With its own set, it can.
+    /// // With its own set, it is made and can be enabled.
     /// let mut none = None;
     /// let reg = new::<0>(sys, name, &mut none, false)?;
     /// set_enabled(sys, name, true)?;
@@ -398,15 +396,20 @@ pub trait Event: Sync + Sized {
 /// is registered with the tracing core, with `class` and the strings (in
 /// this pinned struct, or owned by it) and the constants
 /// `Registration::FIELDS` and `Registration::FUNCS` reachable from it, and `data` as
-/// the `T` its callbacks find through `container_of!`; `data.targets()`,
-/// the set made for this `call` (`Targets::owner`), holds the event's
-/// enabled files and perf (their invariants are kept by `reg`). The tracing core
+/// the `T` its callbacks find through `container_of!`; `targets` points
+/// to `data.targets()` as answered once `data` was made (valid while
+/// `data` is: `data` is pinned here and only shared), the set made for
+/// this `call` (`Targets::owner`), which holds the event's enabled files
+/// and perf (their invariants are kept by `reg`, which uses no other). The tracing core
 /// links and writes the C structs (lists, flags, the event type id,
 /// reference counts) whenever it likes: they are only reached through raw
 /// pointers ([`Opaque`]), and no `&mut Self` is made while registered.
 #[pin_data(PinnedDrop)]
 pub struct Registration<T: Event> {
     data: T,
+    /// `data.targets()`, asked once: `reg` adds and removes the entries
+    /// of this set alone, whatever the data answers later.
+    targets: NonNull<Targets>,
     /// The system, the name and the print format, NUL-terminated one
     /// after the other (one allocation: the C structs point into it).
     strings: KVec<u8>,
@@ -442,7 +445,9 @@ impl<T: Event> Registration<T> {
     /// # Errors
     ///
     /// `EEXIST` if any event (static or dynamic) has that name, `ENODEV` if
-    /// no event type id is left, `ENOMEM`, or what `make` returns.
+    /// no event type id is left, `ENOMEM`, what `make` returns, or
+    /// `EINVAL` if the data's [`Event::targets`] are not the ones `make`
+    /// was given.
     pub fn new<'a>(
         lock: &'a EventLock,
         system: &'a CStr,
@@ -464,6 +469,18 @@ impl<T: Event> Registration<T> {
                 // SAFETY: `this` points to the registration being made.
                 unsafe { Opaque::raw_get(ptr::addr_of!((*this.as_ptr()).call)) },
             ))?,
+            targets: {
+                // SAFETY: `data` is initialised (above) and pinned with `this`.
+                let t = unsafe { (*this.as_ptr()).data.targets() };
+                // SAFETY: `this` points to the registration being made.
+                let call = unsafe { Opaque::raw_get(ptr::addr_of!((*this.as_ptr()).call)) };
+                // Only the set made for this event: another event's files
+                // would get this event's records.
+                if t.owner != call as usize {
+                    return Err(EINVAL);
+                }
+                NonNull::from(t)
+            },
             strings: {
                 let mut v = KVec::with_capacity(
                     system.len() + name.len() + print_fmt.len() + 3,
@@ -632,12 +649,9 @@ impl<T: Event> Registration<T> {
             // SAFETY: the tracing core passes our call.
             let this = unsafe { Self::from_call(call) };
             let file = data.cast::<bindings::trace_event_file>();
-            let targets = this.data.targets();
-            // Only the set made for this event: another event's files
-            // would get this event's records (or its filter another's).
-            if targets.owner != call as usize {
-                return Err(EINVAL);
-            }
+            // SAFETY: `targets` points into `data`, alive and shared while
+            // the call is registered (the invariant).
+            let targets = unsafe { this.targets.as_ref() };
             // The targets' entries are added and removed only here, in
             // pairs: a file or perf joins after the `Event` said yes, and
             // leaves before the `Event` is told, so the `Event`'s own view

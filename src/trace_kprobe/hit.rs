@@ -6,10 +6,11 @@
 //! `kprobe_perf_func()`). Runs in the kprobe handler: allocates nothing,
 //! takes no sleeping lock.
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use kernel::{
-    kprobes::{self, PtRegs},
+    kprobes::{self, HitBuffers, HitCounter, PtRegs},
+    prelude::*,
     sync::Arc,
     trace_event::dyn_event::Entry,
 };
@@ -18,7 +19,47 @@ use super::{event::EventShared, ProbeShared};
 use crate::kernel_env::HitMachine;
 use crate::probe::{arg::EntryList, command::ArgList, fetch, format};
 
-impl ProbeShared {
+/// The handler of a probe's kprobe or kretprobe: the probe, and what only
+/// the hit needs (in the kprobe registration, which the kprobe core hands
+/// the hit anyway: the probe itself fits a 128-byte allocation then).
+pub(crate) struct Hit {
+    pub(super) probe: Arc<Entry<ProbeShared>>,
+    /// Hits, per CPU (`trace_kprobe.nhit`).
+    nhit: HitCounter,
+    /// Hits with strings nested on a CPU whose scratch buffer was in use
+    /// (an interrupt during a handler): not recorded, so counted with the
+    /// kprobe core's misses in `kprobe_profile`.
+    nested: AtomicU64,
+    /// The probed address, as the kprobe core registered it (`kp.addr`):
+    /// what a record's `__probe_ip` (or `__probe_func`) says, as in C.
+    pub(super) addr: AtomicUsize,
+    buffers: Arc<HitBuffers>,
+}
+
+impl Hit {
+    /// The handler of `probe`, its counts going on from `counts` (those of
+    /// its registration before, if any: hits, nested hits).
+    pub(super) fn new(
+        probe: Arc<Entry<ProbeShared>>,
+        buffers: &Arc<HitBuffers>,
+        counts: (u64, u64),
+    ) -> Result<Self> {
+        let nhit = HitCounter::new()?;
+        nhit.add(counts.0);
+        Ok(Hit {
+            probe,
+            nhit,
+            nested: AtomicU64::new(counts.1),
+            addr: AtomicUsize::new(0),
+            buffers: buffers.clone(),
+        })
+    }
+
+    /// Hits, and hits not recorded for a nested scratch buffer.
+    pub(super) fn counts(&self) -> (u64, u64) {
+        (self.nhit.sum(), self.nested.load(Ordering::Relaxed))
+    }
+
     /// Runs the programs and writes a record into each enabled instance,
     /// then hands the hit to perf (`kprobe_dispatcher()`). The head words
     /// (`ip`, or `func` and `ret_ip`) come as two scalars, so that they are
@@ -33,9 +74,9 @@ impl ProbeShared {
         // Armed only while in use; a hit racing with disarming is counted
         // and finds nothing to write to, as in C's dispatcher.
         self.nhit.inc();
-        if self.spec.args.as_slice().is_empty() {
+        if self.probe.spec.args.as_slice().is_empty() {
             self.record_empty(regs, h0, h1);
-        } else if !self.dynamic {
+        } else if !self.probe.dynamic {
             self.record_fixed(regs, edata, h0, h1);
         } else {
             self.record_strings(regs, edata, h0, h1);
@@ -45,7 +86,7 @@ impl ProbeShared {
     /// Nothing to fetch.
     #[inline(never)]
     fn record_empty(&self, regs: &PtRegs, h0: u64, h1: u64) {
-        let ev = &*self.event;
+        let ev = &*self.probe.event;
         write(ev, regs, ev.head_size(), h0, h1, 0, |_| {});
     }
 
@@ -53,9 +94,10 @@ impl ProbeShared {
     /// per instance).
     #[inline(never)]
     fn record_fixed(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
-        let ev = &*self.event;
+        let p = &*self.probe;
+        let ev = &*p.event;
         let hs = ev.head_size();
-        let (args, size) = (self.spec.args.as_slice(), self.spec.size);
+        let (args, size) = (p.spec.args.as_slice(), p.spec.size);
         write(ev, regs, hs, h0, h1, size, |d| {
             fetch::store(args, size, &HitMachine::new(regs), edata, hs, d);
         });
@@ -65,16 +107,17 @@ impl ProbeShared {
     /// exactly what they took.
     #[inline(never)]
     fn record_strings(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
-        let ev = &*self.event;
+        let p = &*self.probe;
+        let ev = &*p.event;
         let hs = ev.head_size();
-        let args = self.spec.args.as_slice();
+        let args = p.spec.args.as_slice();
         let done = self.buffers.with(|buf| {
             let Some(payload) = buf.get_mut(hs..) else {
                 return;
             };
             let n = fetch::store(
                 args,
-                self.spec.size,
+                p.spec.size,
                 &HitMachine::new(regs),
                 edata,
                 hs,
@@ -167,22 +210,19 @@ fn put<F: FnMut(&mut [u8]) + ?Sized>(
     }
 }
 
-/// The handler of a probe's kprobe or kretprobe.
-pub(crate) struct Hit(pub(super) Arc<Entry<ProbeShared>>);
-
 impl kprobes::Handler for Hit {
     fn pre_handler(&self, regs: &PtRegs) {
         // C records the probe's address, not `regs->ip` (one past it with
         // kprobes on ftrace).
-        let ip = self.0.addr.load(Ordering::Relaxed) as u64;
-        self.0.record(regs, &[], ip, 0);
+        let ip = self.addr.load(Ordering::Relaxed) as u64;
+        self.record(regs, &[], ip, 0);
     }
 }
 
 impl kprobes::RetHandler for Hit {
     fn entry(&self, regs: &PtRegs, data: &mut [u8]) {
         // store_trace_entry_data(): the function arguments `$argN` needs.
-        for (i, &n) in self.0.spec.entry.args().iter().enumerate() {
+        for (i, &n) in self.probe.spec.entry.args().iter().enumerate() {
             let v = fetch::kernel_argument(&HitMachine::new(regs), u32::from(n));
             if let Some(d) = data.get_mut(8 * i..8 * i + 8) {
                 d.copy_from_slice(&v.to_ne_bytes());
@@ -191,7 +231,12 @@ impl kprobes::RetHandler for Hit {
     }
 
     fn ret(&self, regs: &PtRegs, ret_ip: usize, data: &[u8]) {
-        let func = self.0.addr.load(Ordering::Relaxed) as u64;
-        self.0.record(regs, data, func, ret_ip as u64);
+        let func = self.addr.load(Ordering::Relaxed) as u64;
+        self.record(regs, data, func, ret_ip as u64);
     }
 }
+
+// A kprobe registration with its handler fits a 192-byte allocation with the
+// `Arc`'s count, a kretprobe's 256 (BENCHMARKS.md, memory).
+const _: () = assert!(core::mem::size_of::<kprobes::Registration<Hit>>() <= 184);
+const _: () = assert!(core::mem::size_of::<kprobes::RetRegistration<Hit>>() <= 248);

@@ -8,7 +8,7 @@ use core::sync::atomic::Ordering;
 
 use kernel::{
     kallsyms,
-    kprobes::{self, Place},
+    kprobes::{self, HitBuffers, Place},
     prelude::*,
     sync::Arc,
     trace_event::dyn_event::Entry,
@@ -56,8 +56,14 @@ fn within_notrace_func(addr: usize) -> bool {
     }
 }
 
-/// Registers the kprobe or kretprobe of a probe.
-pub(super) fn register(shared: &Arc<Entry<ProbeShared>>) -> Result<TraceKprobe> {
+/// Registers the kprobe or kretprobe of a probe, its handler's counts
+/// going on from `counts` (those of the probe's registration before, gone
+/// with its module) or from zero.
+pub(super) fn register(
+    shared: &Arc<Entry<ProbeShared>>,
+    buffers: &Arc<HitBuffers>,
+    counts: Option<(u64, u64)>,
+) -> Result<TraceKprobe> {
     // __register_trace_kprobe() (trace_kprobe.c:498): lockdown first.
     kprobes::lockdown_allows()?;
     // Then traceprobe_update_arg(): an `@SYM` not found.
@@ -92,27 +98,31 @@ pub(super) fn register(shared: &Arc<Entry<ProbeShared>>) -> Result<TraceKprobe> 
         );
         return Err(EINVAL);
     }
+    // How far the kprobe core moved the address (see `ProbeShared::moved`).
+    let moved = |reg: usize| {
+        let m = match spec.place {
+            SpecPlace::Addr(a) => (reg as u64).wrapping_sub(a),
+            SpecPlace::Symbol { .. } => 0,
+        };
+        shared
+            .moved
+            .store(u8::try_from(m).unwrap_or(0), Ordering::Relaxed);
+    };
+    let hit = Hit::new(shared.clone(), buffers, counts.unwrap_or((0, 0)))?;
     // Registered disarmed; the event arms it (`EventShared::attach`).
     if spec.is_return {
         let r = Arc::pin_init(
-            kprobes::RetRegistration::new(
-                place,
-                spec.maxactive,
-                spec.entry.data_size(),
-                true,
-                Hit(shared.clone()),
-            ),
+            kprobes::RetRegistration::new(place, spec.maxactive, spec.entry.data_size(), true, hit),
             GFP_KERNEL,
         )?;
-        shared.addr.store(r.address(), Ordering::Relaxed);
+        r.handler().addr.store(r.address(), Ordering::Relaxed);
+        moved(r.address());
         shared.maxactive.store(r.maxactive(), Ordering::Relaxed);
         Ok(TraceKprobe::R(r))
     } else {
-        let k = Arc::pin_init(
-            kprobes::Registration::new(place, true, Hit(shared.clone())),
-            GFP_KERNEL,
-        )?;
-        shared.addr.store(k.address(), Ordering::Relaxed);
+        let k = Arc::pin_init(kprobes::Registration::new(place, true, hit), GFP_KERNEL)?;
+        k.handler().addr.store(k.address(), Ordering::Relaxed);
+        moved(k.address());
         Ok(TraceKprobe::K(k))
     }
 }

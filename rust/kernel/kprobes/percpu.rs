@@ -78,6 +78,23 @@ impl HitCounter {
         };
     }
 
+    /// Adds `n` to this CPU's counter (`this_cpu_add()`): a counter that
+    /// goes on from another's sum.
+    ///
+    /// ```
+    /// use kernel::kprobes::HitCounter;
+    ///
+    /// let c = HitCounter::new()?;
+    /// c.add(41);
+    /// c.inc();
+    /// assert_eq!(c.sum(), 42);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn add(&self, n: u64) {
+        // SAFETY: `ptr` is a live per-CPU allocation (type invariant).
+        unsafe { bindings::kprobes_hit_counter_add(self.ptr, n) };
+    }
+
     /// The sum over every possible CPU. A hit on another CPU meanwhile may
     /// or may not be in it.
     pub fn sum(&self) -> u64 {

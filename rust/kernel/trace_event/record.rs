@@ -661,14 +661,15 @@ pub struct Targets {
     pub(super) files: FileSet,
     pub(super) perf: PerfSlot,
     /// The address of the `trace_event_call` of the registration that made
-    /// them: its `reg` uses no other event's targets (one event's filter
-    /// on another's records would read past their end).
+    /// them (only compared, never read through): a registration takes no
+    /// other event's targets, so that its files get its records alone.
     pub(super) owner: usize,
 }
 
 impl Targets {
     /// No instance, no perf. Only [`Registration::new`] makes them, one set
-    /// for its event (`owner`, its `call`): two events never share one.
+    /// for its event (`owner`, its `call`): no two live registrations
+    /// take one set.
     pub(super) fn new(owner: *const bindings::trace_event_call) -> Self {
         Targets {
             files: FileSet::new(),
