@@ -27,9 +27,10 @@
 //!   kprobes crate takes the handler by value, and the orphan rule wants a
 //!   local type to implement its traits on);
 //! - an event: [`EventShared`], what its callbacks and its probes'
-//!   handlers share (layout, targets, the probes to arm); [`Event`], the
+//!   handlers share (names, targets, the probes to arm); [`Event`], the
 //!   tracing core's callbacks, which hold the `EventShared` (the same
-//!   reason as `Hit`). The registry keeps the event's registration.
+//!   reason as `Hit`) and what only they read (the layout, the module).
+//!   The registry keeps the event's registration.
 //!
 //! Locks, outer first: the tracing core's `event_mutex` (held when the core
 //! calls [`Event`]'s callbacks and the `dynamic_events` callbacks; as in C,
@@ -42,7 +43,7 @@ mod hit;
 mod registration;
 mod stored;
 
-use event::{Event, EventShared, PrintFmt};
+use event::{Arm, Event, EventShared, PrintFmt};
 use hit::Hit;
 use registration::{module_exists, register};
 use stored::{Args, StoredEntry, StoredProbe, StoredSymbol};
@@ -544,15 +545,21 @@ impl Probes {
         spec: &StoredProbe,
         names: Names<'_>,
     ) -> Result<Arc<EventShared>, Fail> {
-        // "group\0event\0", then "type\0name\0" for each field, in one
-        // allocation of exactly their length (was two `CString`s a field
-        // and a vector of them, and the names inline).
+        // "group\0event\0", then "type\0name\0" for each field after the
+        // head (`event::head_field`), then the print format, in one
+        // allocation of exactly their length, which the event's
+        // registration points into too (was two `CString`s a field and a
+        // vector of them, the names inline, and a copy of the names and
+        // the print format in the registration).
         let mut all = KVec::new();
         for n in [names.group, names.event] {
             all.extend_from_slice(n, GFP_KERNEL)?;
             all.push(0, GFP_KERNEL)?;
         }
         for f in format::fields(spec.is_return, spec.args.as_slice()) {
+            if event::head_field(f.name).is_some() {
+                continue;
+            }
             all.extend_from_slice(f.ty.as_bytes(), GFP_KERNEL)?;
             if f.count != 0 {
                 // "[N]": a u32 takes at most 10 digits.
@@ -564,6 +571,11 @@ impl Probes {
             all.extend_from_slice(f.name, GFP_KERNEL)?;
             all.push(0, GFP_KERNEL)?;
         }
+        let print_fmt = cstring_fmt(format_args!(
+            "{}",
+            PrintFmt(spec.is_return, spec.args.as_slice())
+        ))?;
+        all.extend_from_slice(print_fmt.as_bytes_with_nul(), GFP_KERNEL)?;
         let strings = stored::exact(&[&all])?;
         let layout = spec.args.0.clone();
         let module = self.module;
@@ -573,28 +585,21 @@ impl Probes {
         // The registration makes the event's targets and hands them over
         // (`Event::targets` answers them).
         let data = move |targets| {
-            Ok(Event(Arc::pin_init(
+            let shared = Arc::pin_init(
                 pin_init!(EventShared {
                     is_return,
-                    layout,
                     strings,
                     names_len,
                     targets,
-                    arm <- kernel::new_mutex!(KVec::new()),
-                    module,
+                    arm <- kernel::new_mutex!(Arm::default()),
                 }),
                 GFP_KERNEL,
-            )?))
+            )?;
+            Ok(Event(shared, layout, module))
         };
-        let system = cstring(names.group)?;
-        let name = cstring(names.event)?;
-        let print_fmt = cstring_fmt(format_args!(
-            "{}",
-            PrintFmt(spec.is_return, spec.args.as_slice())
-        ))?;
         state.events.reserve(1, GFP_KERNEL)?;
         let reg = KBox::pin_init(
-            trace_event::Registration::new(lock, &system, &name, &print_fmt, self.module, data),
+            trace_event::Registration::new(lock, self.module, data),
             GFP_KERNEL,
         )
         .map_err(|e| {

@@ -155,9 +155,26 @@ pub fn module_put(module: &'static ThisModule) {
     unsafe { bindings::module_put(module.as_ptr()) }
 }
 
+/// An event's names and print format, borrowed from its data
+/// ([`Event::names`]).
+pub struct EventNames<'a> {
+    /// The system: `events/<system>/`.
+    pub system: &'a CStr,
+    /// The event's name: `events/<system>/<name>/`.
+    pub name: &'a CStr,
+    /// The `print fmt:` line of its `format` file.
+    pub print_fmt: &'a CStr,
+}
+
 /// What a dynamic event does.
 #[vtable]
 pub trait Event: Sync + Sized {
+    /// The event's system, name and print format: C strings the data
+    /// keeps, which the tracing core points to while the event exists (the
+    /// data outlives it: it is dropped after the event is removed). Asked
+    /// once, when the registration is made; a registration keeps no copy.
+    fn names(&self) -> EventNames<'_>;
+
     /// The targets the registration gave this data's constructor. Asked
     /// once, when the registration is made: it keeps where they are and
     /// fails with `EINVAL` unless they were made for it (a set names the
@@ -171,9 +188,10 @@ pub trait Event: Sync + Sized {
     /// ```
     /// use core::pin::Pin;
     /// use core::sync::atomic::{AtomicUsize, Ordering};
-    /// use kernel::{c_str, str::CStr};
+    /// use kernel::c_str;
     /// use kernel::trace_event::{
-    ///     lock_events, set_enabled, Event, EventFile, Fields, Registration, Targets, TraceSeq,
+    ///     lock_events, set_enabled, Event, EventFile, EventNames, Fields, Registration, Targets,
+    ///     TraceSeq,
     /// };
     ///
     /// // `PAD` sizes the registration: the failed one must not be freed to
@@ -187,6 +205,10 @@ pub trait Event: Sync + Sized {
     ///
     /// #[vtable]
     /// impl<const PAD: usize> Event for Ev<PAD> {
+    ///     fn names(&self) -> EventNames<'_> {
+    ///         let (system, name) = (c_str!("rkpe_doctest3"), c_str!("ev"));
+    ///         EventNames { system, name, print_fmt: c_str!("\"\"") }
+    ///     }
     ///     fn targets(&self) -> &Targets {
     ///         self.other.as_ref().unwrap_or(&self.own)
     ///     }
@@ -210,14 +232,11 @@ pub trait Event: Sync + Sized {
     /// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
     /// let (sys, name) = (c_str!("rkpe_doctest3"), c_str!("ev"));
     /// fn new<const PAD: usize>(
-    ///     sys: &CStr,
-    ///     name: &CStr,
     ///     other: &mut Option<Targets>,
     ///     steal: bool,
     /// ) -> Result<Pin<KBox<Registration<Ev<PAD>>>>> {
-    ///     let fmt = c_str!("\"\"");
     ///     KBox::pin_init(
-    ///         Registration::new(&lock_events(), sys, name, fmt, &BUILTIN, |own| {
+    ///         Registration::new(&lock_events(), &BUILTIN, |own| {
     ///             if steal {
     ///                 *other = Some(own);
     ///                 return Err(ENOMEM);
@@ -229,14 +248,14 @@ pub trait Event: Sync + Sized {
     ///     )
     /// }
     /// let mut other = None;
-    /// assert_eq!(new::<512>(sys, name, &mut other, true).err(), Some(ENOMEM));
+    /// assert_eq!(new::<512>(&mut other, true).err(), Some(ENOMEM));
     /// assert!(other.is_some());
-    /// assert_eq!(new::<0>(sys, name, &mut other, false).err(), Some(EINVAL));
+    /// assert_eq!(new::<0>(&mut other, false).err(), Some(EINVAL));
     /// // No event was made.
     /// assert_eq!(set_enabled(sys, name, true), Err(EINVAL));
     /// // With its own set, it is made and can be enabled.
     /// let mut none = None;
-    /// let reg = new::<0>(sys, name, &mut none, false)?;
+    /// let reg = new::<0>(&mut none, false)?;
     /// set_enabled(sys, name, true)?;
     /// assert!(reg.data().targets().in_use());
     /// assert_eq!(reg.data().registered.load(Ordering::Relaxed), 1);
@@ -294,13 +313,17 @@ pub trait Event: Sync + Sized {
 /// ```
 /// use kernel::{c_str, str::CString};
 /// use kernel::trace_event::{
-///     lock_events, Event, EventFile, Fields, Registration, Targets, TraceSeq,
+///     lock_events, Event, EventFile, EventNames, Fields, Registration, Targets, TraceSeq,
 /// };
 ///
-/// struct Ev(Targets);
+/// // The targets, the system and the name.
+/// struct Ev(Targets, CString, CString);
 ///
 /// #[vtable]
 /// impl Event for Ev {
+///     fn names(&self) -> EventNames<'_> {
+///         EventNames { system: &self.1, name: &self.2, print_fmt: c_str!("\"\"") }
+///     }
 ///     fn targets(&self) -> &Targets {
 ///         &self.0
 ///     }
@@ -321,16 +344,11 @@ pub trait Event: Sync + Sized {
 /// // SAFETY: a null module is built-in code, which is never unloaded.
 /// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
 /// let new = |sys: &str, name: &str| -> Result<_> {
+///     let sys = CString::try_from_fmt(kernel::fmt!("{sys}"))?;
+///     let name = CString::try_from_fmt(kernel::fmt!("{name}"))?;
 ///     let lock = lock_events();
 ///     KBox::pin_init(
-///         Registration::new(
-///             &lock,
-///             &CString::try_from_fmt(kernel::fmt!("{sys}"))?,
-///             &CString::try_from_fmt(kernel::fmt!("{name}"))?,
-///             c_str!("\"\""),
-///             &BUILTIN,
-///             |targets| Ok(Ev(targets)),
-///         ),
+///         Registration::new(&lock, &BUILTIN, |targets| Ok(Ev(targets, sys, name))),
 ///         GFP_KERNEL,
 ///     )
 /// };
@@ -393,8 +411,8 @@ pub trait Event: Sync + Sized {
 /// # Invariants
 ///
 /// Until `removed` is set (by [`Registration::remove`] or the drop), `call`
-/// is registered with the tracing core, with `class` and the strings (in
-/// this pinned struct, or owned by it) and the constants
+/// is registered with the tracing core, with `class`, the strings of
+/// `data.names()` as answered once (owned by `data`) and the constants
 /// `Registration::FIELDS` and `Registration::FUNCS` reachable from it, and `data` as
 /// the `T` its callbacks find through `container_of!`; `targets` points
 /// to `data.targets()` as answered once `data` was made (valid while
@@ -410,9 +428,6 @@ pub struct Registration<T: Event> {
     /// `data.targets()`, asked once: `reg` adds and removes the entries
     /// of this set alone, whatever the data answers later.
     targets: NonNull<Targets>,
-    /// The system, the name and the print format, NUL-terminated one
-    /// after the other (one allocation: the C structs point into it).
-    strings: KVec<u8>,
     /// Written with `event_mutex` held.
     removed: AtomicBool,
     #[pin]
@@ -434,8 +449,9 @@ pub const ENTRY_SIZE: usize = core::mem::size_of::<bindings::trace_entry>();
 const _: () = assert!(ENTRY_SIZE == 8);
 
 impl<T: Event> Registration<T> {
-    /// Creates `events/<system>/<name>/`, owned by `module`, with
-    /// `event_mutex` held (as `trace_add_event_call()` wants it). `make`
+    /// Creates `events/<system>/<name>/` (the names its data answers,
+    /// [`Event::names`]), owned by `module`, with `event_mutex` held (as
+    /// `trace_add_event_call()` wants it). `make`
     /// makes the event's data from the event's [`Targets`] (which say,
     /// while the event is enabled somewhere or open by perf, where): made
     /// here, for this event alone; the data keeps them and answers them in
@@ -450,9 +466,6 @@ impl<T: Event> Registration<T> {
     /// was given.
     pub fn new<'a>(
         lock: &'a EventLock,
-        system: &'a CStr,
-        name: &'a CStr,
-        print_fmt: &'a CStr,
         module: &'static ThisModule,
         make: impl FnOnce(Targets) -> Result<T> + 'a,
     ) -> impl PinInit<Self, Error> + 'a
@@ -481,24 +494,12 @@ impl<T: Event> Registration<T> {
                 }
                 NonNull::from(t)
             },
-            strings: {
-                let mut v = KVec::with_capacity(
-                    system.len() + name.len() + print_fmt.len() + 3,
-                    GFP_KERNEL,
-                )?;
-                for s in [system, name, print_fmt] {
-                    v.extend_from_slice(s.as_bytes_with_nul(), GFP_KERNEL)?;
-                }
-                v
-            },
             removed: AtomicBool::new(false),
             // SAFETY: `class` points to the field's memory; all zero is a
-            // valid value of the C struct; `strings` is initialised (above)
-            // and owned by `this`, `FIELDS` a constant.
+            // valid value of the C struct (its system is set with the
+            // call's names, below); `FIELDS` is a constant.
             class <- Opaque::ffi_init(|class: *mut bindings::trace_event_class| unsafe {
-                let this = this.as_ptr();
                 ptr::write_bytes(class, 0, 1);
-                (*class).system = (*this).string(0).as_char_ptr();
                 // C only reads the array (`trace_define_fields()`).
                 (*class).fields_array = Self::fields_array().as_ptr().cast_mut();
                 (*class).reg = Some(Self::reg);
@@ -508,16 +509,21 @@ impl<T: Event> Registration<T> {
             }),
             // SAFETY: `call` points to the field's memory; every other field
             // is initialised (above) and pinned with `this`, and reachable
-            // from `call` before it is registered.
+            // from `call` before it is registered. The names are the data's,
+            // asked once: `data` is pinned in `this`, only shared, and
+            // dropped after the call is removed, so they outlive it.
             call <- Opaque::try_ffi_init(|call: *mut bindings::trace_event_call| unsafe {
                 let this = this.as_ptr();
+                let names = (*this).data.names();
                 ptr::write_bytes(call, 0, 1);
-                (*call).class = Opaque::raw_get(ptr::addr_of!((*this).class));
-                (*call).__bindgen_anon_1.name = (*this).string(1).as_char_ptr();
+                let class = Opaque::raw_get(ptr::addr_of!((*this).class));
+                (*class).system = names.system.as_char_ptr();
+                (*call).class = class;
+                (*call).__bindgen_anon_1.name = names.name.as_char_ptr();
                 // Every callback is set, so `register_trace_event()` writes
                 // none in (trace_output.c: it fills in the missing ones).
                 (*call).event.funcs = ptr::from_ref(Self::funcs()).cast_mut();
-                (*call).print_fmt = (*this).string(2).as_char_ptr().cast_mut();
+                (*call).print_fmt = names.print_fmt.as_char_ptr().cast_mut();
                 // A kprobe event to perf and BPF, with its own reference
                 // count; each reference also pins `module` (the series's "pin the module" patch).
                 (*call).flags =
@@ -526,7 +532,7 @@ impl<T: Event> Registration<T> {
                 // INVARIANT: on success `call` is registered with `removed`
                 // false and everything it reaches initialised; on failure
                 // nothing is registered and the initialiser drops the rest.
-                add_event_call(lock, call, (*this).string(0), (*this).string(1))
+                add_event_call(lock, call, names.system, names.name)
             }),
             _pin: PhantomPinned,
         }? Error)
@@ -564,16 +570,6 @@ impl<T: Event> Registration<T> {
     /// [`Registration::FIELDS`], where the class points.
     const fn fields_array() -> &'static [bindings::trace_event_fields; 2] {
         &Self::FIELDS
-    }
-
-    /// String `i` of `strings`: the system (0), the name (1) or the print
-    /// format (2).
-    fn string(&self, i: usize) -> &CStr {
-        self.strings
-            .split_inclusive(|&b| b == 0)
-            .nth(i)
-            .and_then(|s| CStr::from_bytes_with_nul(s).ok())
-            .unwrap_or(crate::c_str!(""))
     }
 
     /// The data given to [`Registration::new`], which the event's callbacks

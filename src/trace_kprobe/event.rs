@@ -9,7 +9,7 @@ use kernel::{
     prelude::*,
     str::CStr,
     sync::{Arc, Mutex},
-    trace_event::{self, EventFile, Field, Fields, Targets, TraceSeq},
+    trace_event::{self, EventFile, EventNames, Field, Fields, Targets, TraceSeq},
     ThisModule,
 };
 
@@ -22,14 +22,12 @@ use crate::probe::{format, output};
 #[pin_data]
 pub(crate) struct EventShared {
     pub(super) is_return: bool,
-    /// The record layout (the first probe's arguments, shared with it:
-    /// every probe of the event has the same names, types and sizes).
-    pub(super) layout: Arc<KVec<StoredArg>>,
     /// The event's group and name, then the type and name of each field
-    /// after the common ones, as C strings one after the other in one
-    /// allocation of exactly their length (the tracing core keeps pointers
-    /// to the fields' while the event exists). Inline, the two names took
-    /// 130 bytes, and the struct a 256-byte allocation instead of 128.
+    /// after the common ones, then the print format, as C strings one
+    /// after the other in one allocation of exactly their length (the
+    /// tracing core keeps pointers to all of them while the event exists:
+    /// [`Event::names`]). Inline, the two names took 130 bytes, and the
+    /// struct a 256-byte allocation instead of 128.
     pub(super) strings: KBox<[u8]>,
     /// The lengths of the group and the name at the start of `strings`
     /// (at most `MAX_EVENT_NAME_LEN` each): found without a walk, since
@@ -42,12 +40,63 @@ pub(crate) struct EventShared {
     pub(super) targets: Targets,
     /// The event's probes, armed while the event is in use (`in_use`).
     #[pin]
-    pub(super) arm: Mutex<KVec<TraceKprobe>>,
-    pub(super) module: &'static ThisModule,
+    pub(super) arm: Mutex<Arm>,
+}
+
+/// An event's probes to arm: the first inline (most events have one probe;
+/// a vector of one took a 16-byte allocation), the others after it, in the
+/// order they came.
+#[derive(Default)]
+pub(crate) struct Arm {
+    first: Option<TraceKprobe>,
+    rest: KVec<TraceKprobe>,
+}
+
+impl Arm {
+    fn push(&mut self, kp: TraceKprobe) -> Result {
+        if self.first.is_none() {
+            self.first = Some(kp);
+        } else {
+            self.rest.push(kp, GFP_KERNEL)?;
+        }
+        Ok(())
+    }
+
+    /// Takes the last probe pushed out again.
+    fn pop(&mut self) {
+        if !self.rest.is_empty() {
+            self.rest.truncate(self.rest.len() - 1);
+        } else {
+            self.first = None;
+        }
+    }
+
+    /// Keeps the probes `keep` says, in order; allocates nothing.
+    fn retain(&mut self, mut keep: impl FnMut(&TraceKprobe) -> bool) {
+        if self.first.as_ref().is_some_and(|k| !keep(k)) {
+            self.first = None;
+        }
+        self.rest.retain(|k| keep(k));
+        if self.first.is_none() && !self.rest.is_empty() {
+            // The next one moves up: a clone of its `Arc`, then the slot
+            // goes.
+            self.first = Some(self.rest[0].clone());
+            let mut i = 0;
+            self.rest.retain(|_| {
+                i += 1;
+                i > 1
+            });
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &TraceKprobe> {
+        Iterator::chain(self.first.iter(), self.rest.iter())
+    }
 }
 
 // Fits a 128-byte allocation with the `Arc`'s count (BENCHMARKS.md, memory),
-// unless lock debugging makes the mutex larger.
+// unless lock debugging makes the mutex larger. (What only the event's
+// callbacks read is in `Event`, inside the registration.)
 #[cfg(not(any(CONFIG_DEBUG_LOCK_ALLOC, CONFIG_DEBUG_MUTEXES)))]
 const _: () = assert!(core::mem::size_of::<EventShared>() <= 120);
 
@@ -77,12 +126,11 @@ impl EventShared {
     /// On an error the probe is not in the list.
     pub(super) fn attach(&self, kp: &TraceKprobe) -> Result {
         let mut arm = self.arm.lock();
-        arm.push(kp.clone(), GFP_KERNEL)?;
+        arm.push(kp.clone())?;
         if self.in_use() {
             if let Err(e) = kp.enable() {
                 // The caller holds `kp`: not the last reference.
-                let n = arm.len() - 1;
-                arm.truncate(n);
+                arm.pop();
                 return Err(e);
             }
         }
@@ -118,8 +166,16 @@ impl EventShared {
     }
 }
 
-/// The trace event's callbacks.
-pub(crate) struct Event(pub(super) Arc<EventShared>);
+/// The trace event's callbacks: what the probes share with them, and what
+/// only they read (in the registration's allocation, which has room: the
+/// shared part has none), the record layout (the first probe's arguments,
+/// shared with it: every probe of the event has the same names, types and
+/// sizes) and the module an enabled event pins.
+pub(crate) struct Event(
+    pub(super) Arc<EventShared>,
+    pub(super) Arc<KVec<StoredArg>>,
+    pub(super) &'static ThisModule,
+);
 
 // An event's registration fits a 256-byte allocation (BENCHMARKS.md,
 // memory): the C structs, the strings, the targets and `Event`.
@@ -130,7 +186,7 @@ impl Event {
     /// `enable_trace_kprobe()` arms the probes. An enabled event pins the
     /// module: it cannot be unloaded then.
     fn enable(&self) -> Result {
-        if !trace_event::module_get(self.0.module) {
+        if !trace_event::module_get(self.2) {
             return Err(ENODEV);
         }
         let r = self.0.set_armed(true);
@@ -140,7 +196,7 @@ impl Event {
             if !self.0.in_use() {
                 let _ = self.0.set_armed(false);
             }
-            trace_event::module_put(self.0.module);
+            trace_event::module_put(self.2);
         }
         r
     }
@@ -153,23 +209,41 @@ impl Event {
         } else {
             self.0.set_armed(false)
         };
-        trace_event::module_put(self.0.module);
+        trace_event::module_put(self.2);
         r
     }
 }
 
 #[vtable]
 impl trace_event::Event for Event {
+    /// The group, the name and (the last string) the print format.
+    fn names(&self) -> EventNames<'_> {
+        let e = &*self.0;
+        let mut s = e.c_strings();
+        let empty = kernel::c_str!("");
+        let system = s.next().unwrap_or(empty);
+        let name = s.next().unwrap_or(empty);
+        EventNames {
+            system,
+            name,
+            print_fmt: s.last().unwrap_or(empty),
+        }
+    }
+
     fn targets(&self) -> &Targets {
         &self.0.targets
     }
 
     fn define_fields<'a>(&'a self, fields: &mut Fields<'a>) -> Result {
         let e = &*self.0;
-        // "type\0name\0" for each field, in order, after the event's names.
+        // "type\0name\0" for each field after the head, in order, after
+        // the event's names.
         let mut strings = e.c_strings().skip(2);
-        for f in format::fields(e.is_return, &e.layout) {
-            let (Some(ty), Some(name)) = (strings.next(), strings.next()) else {
+        for f in format::fields(e.is_return, &self.1) {
+            let (Some(ty), Some(name)) = head_field(f.name).map_or_else(
+                || (strings.next(), strings.next()),
+                |(t, n)| (Some(t), Some(n)),
+            ) else {
                 return Err(EINVAL);
             };
             fields.define(&Field {
@@ -204,7 +278,7 @@ impl trace_event::Event for Event {
             &mut Raw(out),
             e.name(),
             head,
-            &e.layout,
+            &self.1,
             payload,
             &KernelSymbols,
         )
@@ -229,6 +303,20 @@ impl trace_event::Event for Event {
     /// `disable_trace_kprobe(call, NULL)`.
     fn perf_unregister(&self) -> Result {
         self.disable()
+    }
+}
+
+/// The type and name of a head field (`__probe_ip`, or `__probe_func` and
+/// `__probe_ret_ip`): the same for every event, so constants rather than
+/// 25 bytes of each event's strings. No argument takes these names
+/// (`arg::RESERVED`).
+pub(super) fn head_field(name: &[u8]) -> Option<(&'static CStr, &'static CStr)> {
+    let ty = kernel::c_str!("unsigned long");
+    match name {
+        b"__probe_ip" => Some((ty, kernel::c_str!("__probe_ip"))),
+        b"__probe_func" => Some((ty, kernel::c_str!("__probe_func"))),
+        b"__probe_ret_ip" => Some((ty, kernel::c_str!("__probe_ret_ip"))),
+        _ => None,
     }
 }
 

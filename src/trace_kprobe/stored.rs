@@ -55,7 +55,8 @@ impl Args {
 }
 
 /// A stored probe's arguments, shared with its event's record layout
-/// ([`EventShared::layout`]) when it is the event's first probe.
+/// (the layout in its [`Event`](super::event::Event)) when it is the
+/// event's first probe.
 pub(crate) struct StoredArgs(pub(super) Arc<KVec<StoredArg>>);
 
 impl ArgList for StoredArgs {

@@ -582,7 +582,8 @@ const _: () = assert!(MAX_INSTANCES > 0);
 /// use core::sync::atomic::{AtomicUsize, Ordering};
 /// use kernel::c_str;
 /// use kernel::trace_event::{
-///     lock_events, set_enabled, Event, EventFile, Fields, Registration, Targets, TraceSeq,
+///     lock_events, set_enabled, Event, EventFile, EventNames, Fields, Registration, Targets,
+///     TraceSeq,
 /// };
 /// // (`Targets` for the data's field: only a registration makes them.)
 ///
@@ -593,6 +594,10 @@ const _: () = assert!(MAX_INSTANCES > 0);
 ///
 /// #[vtable]
 /// impl Event for Ev {
+///     fn names(&self) -> EventNames<'_> {
+///         let (system, name) = (c_str!("rkpe_doctest2"), c_str!("ev"));
+///         EventNames { system, name, print_fmt: c_str!("\"\"") }
+///     }
 ///     fn targets(&self) -> &Targets {
 ///         &self.targets
 ///     }
@@ -619,14 +624,9 @@ const _: () = assert!(MAX_INSTANCES > 0);
 /// // SAFETY: a null module is built-in code, which is never unloaded.
 /// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
 /// let mut reg = KBox::pin_init(
-///     Registration::new(
-///         &lock_events(),
-///         c_str!("rkpe_doctest2"),
-///         c_str!("ev"),
-///         c_str!("\"\""),
-///         &BUILTIN,
-///         |targets| Ok(Ev { targets, registered: AtomicUsize::new(0) }),
-///     ),
+///     Registration::new(&lock_events(), &BUILTIN, |targets| {
+///         Ok(Ev { targets, registered: AtomicUsize::new(0) })
+///     }),
 ///     GFP_KERNEL,
 /// )?;
 /// assert!(!reg.data().targets.in_use());
