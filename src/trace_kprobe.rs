@@ -192,6 +192,16 @@ impl TraceKprobe {
         }
     }
 
+    /// Unregisters the kprobe now (one grace period), keeping the object
+    /// and its counts; a later drop does not unregister it again.
+    fn unregister(&self) {
+        match self {
+            TraceKprobe::Pending(_) => {}
+            TraceKprobe::K(k) => kprobes::unregister_all(core::iter::once(&**k)),
+            TraceKprobe::R(r) => kprobes::unregister_all_ret(core::iter::once(&**r)),
+        }
+    }
+
     /// Hits, and hits not recorded for a nested scratch buffer: its
     /// handler's counts (a probe never registered has none).
     fn counts(&self) -> (u64, u64) {
@@ -713,7 +723,11 @@ impl Probes {
             // `trace_kprobe.nhit` outlives its kprobe's).
             let counts = p.counts();
             shared.event.detach(p);
-            *p = TraceKprobe::Pending(shared.clone());
+            // The gone kprobe is unregistered first, as C does
+            // (`__unregister_trace_kprobe()`), and kept: if registering
+            // fails, the probe still shows its counts (and arms nothing:
+            // an unregistered kprobe is skipped).
+            p.unregister();
             match register(&shared, &self.buffers, Some(counts))
                 .and_then(|k| shared.event.attach(&k).map(|()| k))
             {
@@ -770,13 +784,14 @@ impl Probes {
             let s = p.shared();
             let name = s.event.name();
             let pad = 44usize.saturating_sub(name.len());
+            let (hits, nested) = p.counts();
             writeln!(
                 w,
                 "  {}{:pad$} {:>15} {:>15}",
                 Bytes(name),
                 "",
-                p.counts().0,
-                p.nmissed() as u64 + p.counts().1
+                hits,
+                p.nmissed() as u64 + nested
             )
             .map_err(|_| ENOMEM)?;
         }

@@ -137,7 +137,12 @@ impl PtRegs {
 }
 
 /// What a kprobe does when it hits.
-pub trait Handler: Sync {
+///
+/// `'static`: the kprobe core calls the handler for as long as the probe
+/// is registered, which a leaked registration (`mem::forget`) makes
+/// forever; a handler that borrowed from something shorter-lived would
+/// read freed memory.
+pub trait Handler: Sync + 'static {
     /// Called with the registers before the probed instruction runs.
     /// Atomic context: no sleeping, no allocation.
     fn pre_handler(&self, regs: &PtRegs);
@@ -623,8 +628,9 @@ unsafe extern "C" fn pre_handler_callback<T: Handler>(
     0
 }
 
-/// What a kretprobe does at function entry and at return.
-pub trait RetHandler: Sync {
+/// What a kretprobe does at function entry and at return. `'static` as
+/// [`Handler`].
+pub trait RetHandler: Sync + 'static {
     /// Called at function entry with the instance's `data`
     /// ([`RetRegistration::new`]'s `data_size` bytes), when `data_size` is
     /// not 0: without data to keep, the kretprobe gets no entry handler

@@ -167,8 +167,13 @@ pub struct EventNames<'a> {
 }
 
 /// What a dynamic event does.
+///
+/// `'static`: the tracing core points into the data (its names, its
+/// targets) for as long as the event is registered, which a leaked
+/// registration (`mem::forget`) makes forever; a data that borrowed from
+/// something shorter-lived would leave it pointing into freed memory.
 #[vtable]
-pub trait Event: Sync + Sized {
+pub trait Event: Sync + Sized + 'static {
     /// The event's system, name and print format: C strings the data
     /// keeps, which the tracing core points to while the event exists (the
     /// data outlives it: it is dropped after the event is removed). Asked
@@ -177,8 +182,8 @@ pub trait Event: Sync + Sized {
 
     /// The targets the registration gave this data's constructor. Asked
     /// once, when the registration is made: it keeps where they are and
-    /// fails with `EINVAL` unless they were made for it (a set names the
-    /// `trace_event_call` of its registration by address).
+    /// fails with `EINVAL` unless they were made for it (a set carries the
+    /// number of the registration that made it).
     ///
     /// # Examples
     ///
@@ -194,8 +199,8 @@ pub trait Event: Sync + Sized {
     ///     TraceSeq,
     /// };
     ///
-    /// // `PAD` sizes the registration: the failed one must not be freed to
-    /// // where the next one is made (its `call` would be at the same address).
+    /// // `PAD` sizes the two registrations apart (the check does not need
+    /// // it: a set names its registration by a number used once).
     /// struct Ev<const PAD: usize> {
     ///     own: Targets,
     ///     other: Option<Targets>,
@@ -417,7 +422,7 @@ pub trait Event: Sync + Sized {
 /// the `T` its callbacks find through `container_of!`; `targets` points
 /// to `data.targets()` as answered once `data` was made (valid while
 /// `data` is: `data` is pinned here and only shared), the set made for
-/// this `call` (`Targets::owner`), which holds the event's enabled files
+/// this registration (`Targets::owner`), which holds the event's enabled files
 /// and perf (their invariants are kept by `reg`, which uses no other). The tracing core
 /// links and writes the C structs (lists, flags, the event type id,
 /// reference counts) whenever it likes: they are only reached through raw
@@ -472,24 +477,20 @@ impl<T: Event> Registration<T> {
     where
         T: 'a,
     {
+        // The targets carry this registration's number, which no other
+        // gets (an address could come again once freed).
+        let owner = Targets::next_owner();
         // Fields are initialised in the order written; an error drops the
         // ones made before it, and nothing is registered until `call`, the
         // last that can fail.
         try_pin_init!(&this in Self {
-            // The targets name the `call` below as theirs (its address only:
-            // nothing reads it).
-            data: make(Targets::new(
-                // SAFETY: `this` points to the registration being made.
-                unsafe { Opaque::raw_get(ptr::addr_of!((*this.as_ptr()).call)) },
-            ))?,
+            data: make(Targets::new(owner))?,
             targets: {
                 // SAFETY: `data` is initialised (above) and pinned with `this`.
                 let t = unsafe { (*this.as_ptr()).data.targets() };
-                // SAFETY: `this` points to the registration being made.
-                let call = unsafe { Opaque::raw_get(ptr::addr_of!((*this.as_ptr()).call)) };
                 // Only the set made for this event: another event's files
                 // would get this event's records.
-                if t.owner != call as usize {
+                if t.owner != owner {
                     return Err(EINVAL);
                 }
                 NonNull::from(t)

@@ -9,7 +9,7 @@ use crate::{bindings, error::Result, prelude::*, types::Opaque};
 use core::{
     ffi::c_void,
     ptr,
-    sync::atomic::{AtomicPtr, AtomicUsize, Ordering},
+    sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering},
 };
 
 /// The event in one trace instance (`struct trace_event_file`).
@@ -660,21 +660,30 @@ const _: () = assert!(MAX_INSTANCES > 0);
 pub struct Targets {
     pub(super) files: FileSet,
     pub(super) perf: PerfSlot,
-    /// The address of the `trace_event_call` of the registration that made
-    /// them (only compared, never read through): a registration takes no
-    /// other event's targets, so that its files get its records alone.
-    pub(super) owner: usize,
+    /// The number of the [`Registration::new`](super::Registration::new)
+    /// call that made them (one number a call, never again): a
+    /// registration takes no other set, so that its files get its records
+    /// alone.
+    pub(super) owner: u64,
 }
 
+/// The next registration's number ([`Targets::owner`]).
+static NEXT_OWNER: AtomicU64 = AtomicU64::new(0);
+
 impl Targets {
+    /// A number no other registration gets (64 bits do not wrap).
+    pub(super) fn next_owner() -> u64 {
+        NEXT_OWNER.fetch_add(1, Ordering::Relaxed)
+    }
+
     /// No instance, no perf. Only [`Registration::new`] makes them, one set
-    /// for its event (`owner`, its `call`): no two live registrations
-    /// take one set.
-    pub(super) fn new(owner: *const bindings::trace_event_call) -> Self {
+    /// for its event (`owner`, its number): no two registrations take one
+    /// set.
+    pub(super) fn new(owner: u64) -> Self {
         Targets {
             files: FileSet::new(),
             perf: PerfSlot::new(),
-            owner: owner as usize,
+            owner,
         }
     }
 
