@@ -178,7 +178,8 @@ pub(crate) struct Event(
 );
 
 // An event's registration fits a 256-byte allocation (BENCHMARKS.md,
-// memory): the C structs, the strings, the targets and `Event`.
+// memory): the C structs, the pointer to the targets and `Event` (the
+// strings and the targets are in `EventShared`).
 const _: () = assert!(core::mem::size_of::<trace_event::Registration<Event>>() <= 256);
 
 impl Event {
