@@ -3,7 +3,7 @@
 #
 # Boot a variant under QEMU (TCG, 2 CPUs) and run a shell command in the guest.
 #   vm.sh [--timeout S] [--log FILE] [--icount] [--hostroot] [--allow-warning ERE]
-#         [--c-only] [--single-thread] VARIANT -- COMMAND...
+#         [--c-only] [--single-thread] [--fixed-qemu] VARIANT -- COMMAND...
 #   vm.sh [--hostroot] --shell VARIANT
 # --hostroot shares the host's / read-only over virtio-9p (tag "hostroot")
 # and gives the guest 3G: guest/hostroot.sh mounts it for chroot.
@@ -21,6 +21,13 @@
 # test), because multi-threaded TCG oopses there with C's kprobe events
 # alone (NOTES.md, "The oops").
 #
+# --fixed-qemu: run on the QEMU of scripts/qemu-fixed.sh (Debian's backport
+# of 10.0, unpacked into the cache) instead of the host's 7.2, whose
+# multi-threaded TCG can keep executing kernel text that another vCPU has
+# patched (README, "The kretprobe oops"). Multi-threaded TCG there keeps
+# x86's cross-modifying-code rule, so both vCPUs run truly in parallel while
+# kprobes and ftrace patch the text.
+#
 # --c-only (on `ref`): the run tests the C implementation alone, so the
 # module is blacklisted (module_blacklist=: loading it fails, and so does
 # the run). What such a run prints depends only on the kernel, the
@@ -32,7 +39,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-timeout=600 log= shell=0 icount=() mem=1G hostroot=() allow= c_only=0 accel=()
+timeout=600 log= shell=0 icount=() mem=1G hostroot=() allow= c_only=0 accel=() qemu_bin=qemu-system-x86_64 firmware=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--timeout) timeout=$2; shift 2 ;;
@@ -40,6 +47,12 @@ while [ $# -gt 0 ]; do
 	--allow-warning) allow=$2; shift 2 ;;
 	--c-only) c_only=1; shift ;;
 	--single-thread) accel=(-accel tcg,thread=single); shift ;;
+	--fixed-qemu)
+		qemu_bin=$(bash "$ROOT/scripts/qemu-fixed.sh")
+		while read -r d; do firmware+=(-L "$d"); done < "${qemu_bin%/root/usr/bin/*}/firmware"
+		# Its own modules (none unpacked), not the host QEMU's.
+		export QEMU_MODULE_DIR=${qemu_bin%/bin/*}/lib/qemu
+		shift ;;
 	--icount) icount=(-icount shift=0,sleep=off); shift ;;
 	--shell) shell=1; shift ;;
 	--hostroot)
@@ -55,7 +68,7 @@ b=$ROOT/build/$variant
 [ -e "$b/bzImage" ] || die "build/$variant/bzImage missing: run scripts/kernel.sh $variant"
 img=$(bash "$ROOT/scripts/initramfs.sh" "$variant")
 
-qemu=(qemu-system-x86_64 -machine q35 "${accel[@]}" -cpu max -smp 2 -m "$mem" -nographic -no-reboot
+qemu=("$qemu_bin" "${firmware[@]}" -machine q35 "${accel[@]}" -cpu max -smp 2 -m "$mem" -nographic -no-reboot
 	-kernel "$b/bzImage" -initrd "$img" "${icount[@]}" "${hostroot[@]}")
 append="console=ttyS0 panic=-1 printk.time=1 quiet loglevel=5${RKPE_APPEND:+ $RKPE_APPEND}"
 # A built-in parameter the kernel crate's module_param doctest reads back.
@@ -85,7 +98,7 @@ if [ $c_only = 1 ] && [ "${RKPE_C_CACHE:-1}" != 0 ] && [ ${#icount[@]} = 0 ] && 
 		# QEMU's command line but the paths of the kernel and the
 		# initramfs, whose contents are above.
 		printf '%s\n' "${qemu[@]/#\/*/}" "$append" "$cmd" "$timeout" "$allow"
-		qemu-system-x86_64 --version
+		"$qemu_bin" --version
 		[ ${#hostroot[@]} = 0 ] || dpkg-query -W
 	} | sha256sum | cut -c1-40)
 	replay=$CACHE/c-runs/$key

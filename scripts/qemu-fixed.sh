@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A QEMU whose multi-threaded TCG keeps x86's cross-modifying-code rule, for
+# the VM runs that need truly parallel vCPUs while kernel text is patched
+# (vm.sh --fixed-qemu). Debian 12's QEMU 7.2 lacks QEMU commit deba78709ae8
+# ("accel/tcg: Always lock pages before translation", v8.1.0; with its fix
+# 3b279f73fa37, v9.0.2): a vCPU can translate kernel text another vCPU is
+# patching and keep that translation after the write, so it goes on
+# executing text_poke_bp()'s temporary int3 that memory no longer holds
+# (README, "The kretprobe oops"). Debian's bookworm-backports build of QEMU
+# 10.0 is fetched with `apt-get download` (private apt lists, nothing added
+# to the host's sources) and unpacked into the cache, never installed over
+# the host's QEMU, which every other run keeps using.
+# Prints the path of its qemu-system-x86_64; its firmware directories are
+# listed in the file `firmware` of its directory, one a line (for -L).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+VERSION=1:10.0.2+ds-2+deb13u1~bpo12+1
+PKGS=(qemu-system-x86=$VERSION qemu-system-common=$VERSION qemu-system-data=$VERSION
+      # Debian 12's SeaBIOS 1.16.2 takes 30 s to boot a q35 machine of QEMU
+      # 10.0; the backport boots it in 2.
+      seabios=1.16.3-2~bpo12+1)
+dir=$CACHE/qemu-${VERSION//[:~]/_}
+if [ ! -e "$dir/.done" ]; then
+	stage "fetch QEMU $VERSION from bookworm-backports"
+	rm -rf "$dir" && mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/debs"
+	echo 'deb http://deb.debian.org/debian bookworm-backports main' > "$dir/apt/sources.list"
+	apt=(-o Dir::Etc::SourceList="$dir/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+	     -o Dir::State::Lists="$dir/apt/lists" -o Dir::Cache="$dir/apt/cache"
+	     -o APT::Sandbox::User=root)
+	apt-get "${apt[@]}" update -qq
+	# The version measured here; if the archive has moved on, its newer
+	# backport (checked below to be at least 9.0.2).
+	(cd "$dir/debs" && for p in "${PKGS[@]}"; do
+		apt-get "${apt[@]}" download -qq "$p" || apt-get "${apt[@]}" download -qq "${p%%=*}/bookworm-backports"
+	done)
+	for d in "$dir"/debs/*.deb; do dpkg-deb -x "$d" "$dir/root"; done
+	# The NIC's option ROM comes from the host's ipxe-qemu (installed with
+	# the host's QEMU, scripts/deps.sh).
+	printf '%s\n' "$dir/root/usr/share/seabios" "$dir/root/usr/share/qemu" /usr/lib/ipxe/qemu > "$dir/firmware"
+	v=$("$dir/root/usr/bin/qemu-system-x86_64" --version | sed -n 's/^QEMU emulator version \([0-9.]*\).*/\1/p')
+	[ -n "$v" ] || die "the unpacked QEMU does not run"
+	printf '%s\n' 9.0.2 "$v" | sort -V -C || die "QEMU $v from bookworm-backports is older than 9.0.2"
+	rm -rf "$dir/apt" "$dir/debs"
+	touch "$dir/.done"
+	done_stage
+fi
+echo "$dir/root/usr/bin/qemu-system-x86_64"
