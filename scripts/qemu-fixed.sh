@@ -23,6 +23,9 @@ PKGS=(qemu-system-x86=$VERSION qemu-system-common=$VERSION qemu-system-data=$VER
       # 10.0; the backport boots it in 2.
       seabios=1.16.3-2~bpo12+1)
 dir=$CACHE/qemu-${VERSION//[:~]/_}
+mkdir -p "$CACHE"
+exec 8>"$CACHE/qemu-fixed.lock"
+flock 8 # one fetch at a time, whichever lane or clone asks
 if [ ! -e "$dir/.done" ]; then
 	stage "fetch QEMU $VERSION from bookworm-backports"
 	rm -rf "$dir" && mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/debs"

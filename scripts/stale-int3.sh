@@ -28,9 +28,12 @@ key=$(cat "$src/.key" "$ROOT/scripts/stale-int3.patch" "$CACHE/out-ref/.config" 
 if [ "$(cat "$d/.key" 2>/dev/null)" != "$key" ]; then
 	stage "build ref with scripts/stale-int3.patch"
 	rm -rf "$d" && mkdir -p "$d/out"
-	# A hard-linked copy of the tree: patch(1) writes new files, so the
-	# tree shared with the other builds keeps its content.
+	# A hard-linked copy of the tree, the files the patch edits copied
+	# apart: the tree shared with the other builds keeps its content.
 	cp -al "$src" "$d/tree"
+	patched_files "$ROOT/scripts/stale-int3.patch" | while read -r f; do
+		cp --remove-destination "$src/$f" "$d/tree/$f"
+	done
 	patch -s -p1 -d "$d/tree" < "$ROOT/scripts/stale-int3.patch"
 	cp "$CACHE/out-ref/.config" "$d/out/.config"
 	export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026' KBUILD_BUILD_VERSION=1 \

@@ -16,10 +16,9 @@
 #
 # --single-thread: QEMU runs both virtual CPUs on one host thread in turn
 # (`-accel tcg,thread=single`) instead of one thread each. The guest is
-# still SMP, its CPUs interleaved; used where kprobes are registered and
-# removed without pause while both CPUs run the probed functions (the stress
-# test), because multi-threaded TCG oopses there with C's kprobe events
-# alone (NOTES.md, "The oops").
+# still SMP, its CPUs interleaved; used for the debug ftracetest halves,
+# because the host's QEMU 7.2 with a thread a vCPU can keep executing text
+# that the kernel has patched (README, "The kretprobe oops").
 #
 # --fixed-qemu: run on the QEMU of scripts/qemu-fixed.sh (Debian's backport
 # of 10.0, unpacked into the cache) instead of the host's 7.2, whose

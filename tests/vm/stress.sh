@@ -97,8 +97,7 @@ load() {
 }
 
 # If the run takes long, show where every worker waits (/proc/PID/stack): a
-# diagnostic, not a verdict (the VM's timeout fails a run that hangs; a
-# single-threaded debug guest ends near 300 s).
+# diagnostic, not a verdict (the VM's timeout fails a run that hangs).
 (
 	sleep ${STRESS_WATCHDOG:-300}
 	[ -e /tmp/done ] && exit 0
