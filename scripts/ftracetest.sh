@@ -8,10 +8,11 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-# --single-thread: QEMU runs both vCPUs on one host thread (vm.sh).
+# --single-thread: QEMU runs both vCPUs on one host thread; --fixed-qemu:
+# on QEMU 10, both in parallel (vm.sh).
 single=()
-[ "${1:-}" = --single-thread ] && { single=(--single-thread); shift; }
-variant=${1:?usage: ftracetest.sh [--single-thread] test|ref|debug [K/N]}
+case "${1:-}" in --single-thread|--fixed-qemu) single=("$1"); shift ;; esac
+variant=${1:?usage: ftracetest.sh [--single-thread|--fixed-qemu] test|ref|debug [K/N]}
 # K/N: only the K-th of N interleaved shares of the tests (make check runs
 # the slow `debug` run as two shares in its two lanes).
 part=${2:-}
