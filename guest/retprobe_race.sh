@@ -5,9 +5,11 @@
 # CPUs the whole time, kprobe events defined, enabled, disabled and removed
 # on vfs_read, for SECONDS of guest time. On C's kprobe events (ref, with
 # --c-only) or the module's (test: loaded here). Under Debian 12's QEMU 7.2
-# with multi-threaded TCG, `define` oopses C alone within a minute (RIP 0:
-# README, "The kretprobe oops"); make check runs it on QEMU 10
-# (vm.sh --fixed-qemu), where both CPUs run in parallel and it must pass.
+# with multi-threaded TCG, `define` oopsed C alone in 3 of 4 runs of a
+# minute (RIP 0: README, "The kretprobe oops"); make check runs it on QEMU 10
+# (vm.sh --fixed-qemu), where both CPUs run in parallel and it must pass:
+# every write succeeds and the return probe fires in at least half the
+# rounds (it fired in all of them in every run measured).
 # Usage: retprobe_race.sh MODE SECONDS
 #   define  define c0/c1/c2 (p, r, r) on vfs_read, enable 0.2 s, disable,
 #           remove, again (the reproducer)
@@ -68,8 +70,8 @@ touch $stop
 wait
 [ -d events/kprobes ] && echo 0 > events/kprobes/enable
 echo > kprobe_events
-if [ $mode = define ] && [ $fired = 0 ]; then
-	echo "retprobe_race: the return probe never fired"; fail=1
+if [ $mode = define ] && [ $((fired * 2)) -lt $n ]; then
+	echo "retprobe_race: the return probe fired in only $fired of $n rounds"; fail=1
 fi
-echo "retprobe_race: $mode: $n rounds in $secs s (the return probe fired in $fired), no oops"
+echo "retprobe_race: $mode: $n rounds in $secs s (the return probe fired in $fired)$([ $fail = 0 ] && echo ', no oops, no failed write' || echo ': FAILED')"
 exit $fail

@@ -115,11 +115,11 @@ lane_a() {
 # a kmemleak report naming the module), then stress, fault injection and
 # lockdown, which need this kernel.
 vmdebug() { # [--fixed-qemu] [--allow-warning ERE] name timeout script args...
-	local allow=()
-	[ "$1" = --fixed-qemu ] && { allow+=("$1"); shift; }
-	[ "$1" = --allow-warning ] && { allow+=("$1" "$2"); shift 2; }
+	local opts=()
+	[ "$1" = --fixed-qemu ] && { opts+=("$1"); shift; }
+	[ "$1" = --allow-warning ] && { opts+=("$1" "$2"); shift 2; }
 	local name=$1 t=$2; shift 2
-	bash "$ROOT/scripts/vm.sh" "${allow[@]}" --timeout "$t" --log "$ROOT/build/results/$name-debug.log" debug -- "sh /rkpe/tests/vm/$*"
+	bash "$ROOT/scripts/vm.sh" "${opts[@]}" --timeout "$t" --log "$ROOT/build/results/$name-debug.log" debug -- "sh /rkpe/tests/vm/$*"
 }
 lane_b() {
 	[ -e "$ROOT/build/debug/bzImage" ] || return 0

@@ -12,8 +12,14 @@
 # 10.0 is fetched with `apt-get download` (private apt lists, nothing added
 # to the host's sources) and unpacked into the cache, never installed over
 # the host's QEMU, which every other run keeps using.
-# Prints the path of its qemu-system-x86_64; its firmware directories are
-# listed in the file `firmware` of its directory, one a line (for -L).
+# Prints the path of its qemu-system-x86_64 (its SeaBIOS and QEMU's own
+# firmware are under the same root/usr/share; vm.sh passes them with -L).
+# The fetch needs the network once; RKPE_DEBIAN_MIRROR replaces
+# http://deb.debian.org/debian. When the archive's backport has moved past
+# the version below, its newer one is taken (at least 9.0.2), and the
+# version fetched is in the directory's `version` and the stage's output;
+# once bookworm-backports leaves the mirror, the fetch fails (then: the
+# next Debian's QEMU).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -22,14 +28,16 @@ PKGS=(qemu-system-x86=$VERSION qemu-system-common=$VERSION qemu-system-data=$VER
       # Debian 12's SeaBIOS 1.16.2 takes 30 s to boot a q35 machine of QEMU
       # 10.0; the backport boots it in 2.
       seabios=1.16.3-2~bpo12+1)
+mirror=${RKPE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 dir=$CACHE/qemu-${VERSION//[:~]/_}
+key=$(printf '%s\n' "${PKGS[@]}" | cat - "$0" | sha256sum | cut -c1-40)
 mkdir -p "$CACHE"
 exec 8>"$CACHE/qemu-fixed.lock"
 flock 8 # one fetch at a time, whichever lane or clone asks
-if [ ! -e "$dir/.done" ]; then
+if [ "$(cat "$dir/.done" 2>/dev/null)" != "$key" ]; then
 	stage "fetch QEMU $VERSION from bookworm-backports"
 	rm -rf "$dir" && mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/debs"
-	echo 'deb http://deb.debian.org/debian bookworm-backports main' > "$dir/apt/sources.list"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm-backports main" > "$dir/apt/sources.list"
 	apt=(-o Dir::Etc::SourceList="$dir/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
 	     -o Dir::State::Lists="$dir/apt/lists" -o Dir::Cache="$dir/apt/cache"
 	     -o APT::Sandbox::User=root)
@@ -40,14 +48,14 @@ if [ ! -e "$dir/.done" ]; then
 		apt-get "${apt[@]}" download -qq "$p" || apt-get "${apt[@]}" download -qq "${p%%=*}/bookworm-backports"
 	done)
 	for d in "$dir"/debs/*.deb; do dpkg-deb -x "$d" "$dir/root"; done
-	# The NIC's option ROM comes from the host's ipxe-qemu (installed with
-	# the host's QEMU, scripts/deps.sh).
-	printf '%s\n' "$dir/root/usr/share/seabios" "$dir/root/usr/share/qemu" /usr/lib/ipxe/qemu > "$dir/firmware"
-	v=$("$dir/root/usr/bin/qemu-system-x86_64" --version | sed -n 's/^QEMU emulator version \([0-9.]*\).*/\1/p')
-	[ -n "$v" ] || die "the unpacked QEMU does not run"
+	v=$("$dir/root/usr/bin/qemu-system-x86_64" --version | sed -n 's/^QEMU emulator version \([0-9.]*\).*/\1/p') ||
+		die "the unpacked QEMU does not run"
+	[ -n "$v" ] || die "the unpacked QEMU does not say its version"
 	printf '%s\n' 9.0.2 "$v" | sort -V -C || die "QEMU $v from bookworm-backports is older than 9.0.2"
+	(cd "$dir/debs" && ls) > "$dir/version"
 	rm -rf "$dir/apt" "$dir/debs"
-	touch "$dir/.done"
+	echo "$key" > "$dir/.done"
 	done_stage
 fi
+sed 's/^/qemu-fixed: /' "$dir/version" >&2
 echo "$dir/root/usr/bin/qemu-system-x86_64"

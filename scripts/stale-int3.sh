@@ -54,11 +54,13 @@ for q in host fixed; do
 	opt=() qemu=qemu-system-x86_64
 	[ $q = fixed ] && opt=(--fixed-qemu) qemu=$(bash "$ROOT/scripts/qemu-fixed.sh")
 	log=$ROOT/build/results/stale-int3-$q.log
-	mkdir -p "$(dirname "$log")"
+	mkdir -p "$(dirname "$log")" && rm -f "$log"
+	rc=0
 	bash "$ROOT/scripts/vm.sh" "${opt[@]}" --timeout $((secs + 300)) --log "$log" stale-int3 -- \
-		"sh /rkpe/guest/retprobe_race.sh define $secs" > /dev/null 2>&1 || true
+		"sh /rkpe/guest/retprobe_race.sh define $secs" > /dev/null 2>&1 || rc=$?
+	[ -f "$log" ] || die "no log from the run on $q QEMU (vm.sh: $rc)"
 	n=$(grep -a -c 'rkpe-stale-int3:' "$log" || true)
 	stale=$(grep -a -c 'rkpe-stale-int3:.*STALE' "$log" || true)
-	echo "$($qemu --version | sed -n 1p): $(grep -a -o 'retprobe_race: .*' "$log" | tail -1 || echo 'no result');" \
-		"$n int3 traps at a site memory no longer held an int3, $stale of them after the CPU had serialized (STALE)"
+	echo "$($qemu --version | sed -n 1p): vm.sh $rc, $(grep -a -o 'retprobe_race: .*' "$log" | tail -1 || echo 'no result');" \
+		"${n:-0} int3 traps at a site memory no longer held an int3, ${stale:-0} of them after the CPU had serialized (STALE)"
 done

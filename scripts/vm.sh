@@ -16,9 +16,9 @@
 #
 # --single-thread: QEMU runs both virtual CPUs on one host thread in turn
 # (`-accel tcg,thread=single`) instead of one thread each. The guest is
-# still SMP, its CPUs interleaved; used for the debug ftracetest halves,
-# because the host's QEMU 7.2 with a thread a vCPU can keep executing text
-# that the kernel has patched (README, "The kretprobe oops").
+# still SMP, its CPUs interleaved. For experiments: the host's QEMU 7.2
+# with a thread a vCPU can keep executing text that the kernel has patched
+# (README, "The kretprobe oops"), which this hides and --fixed-qemu avoids.
 #
 # --fixed-qemu: run on the QEMU of scripts/qemu-fixed.sh (Debian's backport
 # of 10.0, unpacked into the cache) instead of the host's 7.2, whose
@@ -48,9 +48,11 @@ while [ $# -gt 0 ]; do
 	--single-thread) accel=(-accel tcg,thread=single); shift ;;
 	--fixed-qemu)
 		qemu_bin=$(bash "$ROOT/scripts/qemu-fixed.sh")
-		while read -r d; do firmware+=(-L "$d"); done < "${qemu_bin%/root/usr/bin/*}/firmware"
-		# Its own modules (none unpacked), not the host QEMU's.
-		export QEMU_MODULE_DIR=${qemu_bin%/bin/*}/lib/qemu
+		# Its SeaBIOS and firmware; the NIC's option ROM from the host's
+		# ipxe-qemu (installed with the host's QEMU, scripts/deps.sh).
+		firmware=(-L "${qemu_bin%/bin/*}/share/seabios" -L "${qemu_bin%/bin/*}/share/qemu" -L /usr/lib/ipxe/qemu)
+		# Its own modules, not the host QEMU's.
+		export QEMU_MODULE_DIR=${qemu_bin%/bin/*}/lib/x86_64-linux-gnu/qemu
 		shift ;;
 	--icount) icount=(-icount shift=0,sleep=off); shift ;;
 	--shell) shell=1; shift ;;
