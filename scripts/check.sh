@@ -25,7 +25,7 @@ step() { # name command...
 		# Why, repeated at the end (CI shows only the tail of the output):
 		# the stage's failure lines, else its last lines.
 		{ echo "--- $name:"
-		  (grep -aE 'FAIL|BUG|WARNING|panic|Oops|timed out|splat|unreferenced|error' "$out" || tail -n 8 "$out") | tail -n 12
+		  (grep -aE 'FAIL|BUG|WARNING|panic|Oops|timed out|splat|unreferenced|error' "$out" || tail -n 8 "$out") | tail -n 16
 		} >> "$R/reasons"
 	fi
 }

@@ -112,11 +112,22 @@ if [ -n "$replay" ] && [ -f "$replay" ]; then
 	cat "$log"
 	qrc=0
 else
+	# A guest still running 5 s before the time is up: what its vCPUs
+	# are doing, from QEMU's monitor (on a socket of its own), for the
+	# report below.
+	mon=$(mktemp -u "${TMPDIR:-/tmp}/rkpe-monitor.XXXXXX")
+	rm -f "$log.vcpus"
+	python3 "$ROOT/scripts/qemu-monitor.py" "$mon" $((timeout > 10 ? timeout - 5 : timeout)) \
+		'info registers -a' "$b/out/System.map" > "$log.vcpus" 2>&1 < /dev/null &
+	watcher=$!
 	set +e
 	timeout --foreground "$timeout" "${qemu[@]}" -append "$append rkpe.cmd=$cmd" \
-		-serial stdio -monitor none -display none </dev/null 2>&1 | tr -d '\r' | tee "$log"
+		-serial stdio -monitor "unix:$mon,server=on,wait=off" -display none </dev/null 2>&1 | tr -d '\r' | tee "$log"
 	qrc=${PIPESTATUS[0]}
+	kill "$watcher" 2>/dev/null
+	wait "$watcher" 2>/dev/null
 	set -e
+	rm -f "$mon"
 fi
 # A kernel message printed while the guest was in the middle of a line (a
 # loaded host makes e.g. the clocksource watchdog talk) cuts that line in
@@ -126,11 +137,18 @@ fi
 # (Lines with an escape, the firmware's screen clearing, are left alone.)
 perl -0pi -e 's/^(?!\[ *\d+\.\d+\] )([^\n\e]+?)((?:\[ *\d+\.\d+\] [^\n]*\n)+)((?!\[ *\d+\.\d+\] )[^\n]*\n)/$1$3$2/mg' "$log"
 if [ "$qrc" = 124 ]; then
-	echo "vm: timed out after ${timeout}s" >&2
+	# What the guest printed last and where its vCPUs were, on stderr
+	# (check.sh repeats a failed stage's "timed out" lines at the end).
+	echo "vm: timed out after ${timeout}s; the console's last lines:" >&2
+	tail -n 8 "$log" | sed 's/^/vm: timed out | /' >&2
+	if [ -s "$log.vcpus" ]; then
+		echo "vm: timed out; the vCPUs 5 s before (QEMU monitor, info registers -a):" >&2
+		grep -E '^(CPU#|RIP=)|qemu-monitor' "$log.vcpus" | sed 's/^/vm: timed out | /' >&2
+	fi
 	exit 124
 fi
 splats() {
-	grep -E '^\[ *[0-9]+\.[0-9]+\] (WARNING:|BUG:|Oops|Kernel panic|general protection fault|kernel BUG|INFO: trying to register non-static key|UBSAN:)' "$log" |
+	grep -E '^\[ *[0-9]+\.[0-9]+\] (WARNING:|BUG:|Oops|Kernel panic|general protection fault|kernel BUG|INFO: trying to register non-static key|UBSAN:|rcu: INFO: rcu_[a-z]+ (self-)?detected stall|watchdog: BUG:|INFO: task .* blocked for more than)' "$log" |
 		{ if [ -n "$allow" ]; then grep -Ev "\] WARNING:.*($allow)" || true; else cat; fi; }
 }
 if [ -n "$allow" ] && grep -E '^\[ *[0-9]+\.[0-9]+\] WARNING:' "$log" | grep -Eq "$allow"; then
