@@ -12,10 +12,9 @@ use core::cell::Cell;
 use core::mem::offset_of;
 
 use kernel::{
-    bindings, kallsyms,
-    kprobes::PtRegs,
-    nofault,
+    bindings, kallsyms, nofault,
     prelude::*,
+    ptrace::PtRegs,
     str::{CStr, CString},
     trace_event::TraceSeq,
     tracefs::SeqFile,

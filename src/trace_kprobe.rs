@@ -588,7 +588,6 @@ impl Probes {
         all.extend_from_slice(print_fmt.as_bytes_with_nul(), GFP_KERNEL)?;
         let strings = stored::exact(&[&all])?;
         let layout = spec.args.0.clone();
-        let module = self.module;
         let is_return = spec.is_return;
         // (The parser keeps names to MAX_EVENT_NAME_LEN, 64 bytes.)
         let names_len = [names.group.len() as u8, names.event.len() as u8];
@@ -605,7 +604,7 @@ impl Probes {
                 }),
                 GFP_KERNEL,
             )?;
-            Ok(Event(shared, layout, module))
+            Ok(Event(shared, layout))
         };
         state.events.reserve(1, GFP_KERNEL)?;
         let reg = KBox::pin_init(

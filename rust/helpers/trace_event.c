@@ -6,9 +6,9 @@
 #include <linux/namei.h>
 #include <linux/percpu.h>
 #include <linux/security.h>
+#include <linux/trace.h>
+#include <linux/trace_dynevent.h>
 #include <linux/trace_events.h>
-
-#include "../../kernel/trace/trace_dynevent.h"
 
 /*
  * The kernel crate mirrors two numbers bindgen does not see; the Rust half
@@ -125,33 +125,6 @@ void rust_helper_dyn_event_remove(struct dyn_event *ev)
 }
 
 /*
- * Whether an event system:name exists, static or dynamic (trace_probe.c's
- * find_trace_event_call(), which trace_probe_register_event_call() asks
- * before adding an event). Called with event_mutex held.
- */
-bool rust_helper_trace_event_exists(const char *system, const char *name)
-{
-	struct trace_event_call *call;
-	const char *n;
-
-	lockdep_assert_held(&event_mutex);
-	list_for_each_entry(call, &ftrace_events, list) {
-		if (!call->class->system || strcmp(system, call->class->system))
-			continue;
-		n = trace_event_name(call);
-		if (n && !strcmp(name, n))
-			return true;
-	}
-	return false;
-}
-
-/* Private to kernel/trace (trace.h). */
-void rust_helper_tracing_reset_all_online_cpus(void)
-{
-	tracing_reset_all_online_cpus();
-}
-
-/*
  * kprobes::HitCounter: one u64 per CPU, as trace_kprobe.nhit
  * (trace_kprobe.c:287). The Rust side increments with the x86-64 this-CPU
  * instruction inline and uses kprobes_hit_counter_inc() elsewhere.
@@ -185,27 +158,3 @@ u64 rust_helper_kprobes_hit_counter_sum(u64 *c)
 		sum += *per_cpu_ptr((u64 __percpu __force *)c, cpu);
 	return sum;
 }
-
-/*
- * A record's header as the tracing core writes it (trace_events.h), for the
- * kernel crate's record writer. A helper rather than field writes from Rust:
- * bindgen's layout of task_struct past its bitfields is not the compiler's
- * in this configuration (pid at 1008 for bindgen, 1024 for clang).
- */
-notrace void rust_helper_tracing_generic_entry_update(struct trace_entry *entry,
-						      unsigned short type,
-						      unsigned int trace_ctx)
-{
-	tracing_generic_entry_update(entry, type, trace_ctx);
-}
-
-#ifdef CONFIG_PARAVIRT_XXL
-/* local_save_flags(), a paravirt call here, for the record writer's header. */
-notrace unsigned long rust_helper_local_save_flags(void)
-{
-	unsigned long flags;
-
-	local_save_flags(flags);
-	return flags;
-}
-#endif

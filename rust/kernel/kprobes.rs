@@ -25,6 +25,7 @@ use crate::{
     error::{to_result, Result},
     init::PinInit,
     prelude::*,
+    ptrace::PtRegs,
     str::{CStr, CString},
     types::Opaque,
 };
@@ -32,109 +33,6 @@ use core::{
     ptr,
     sync::atomic::{AtomicBool, Ordering},
 };
-
-/// The registers of the interrupted context (`struct pt_regs`), as a probe
-/// handler sees them. The named registers are x86-64's (`ip`, `sp`, `ax`);
-/// elsewhere only [`PtRegs::register`] (by offset) is there.
-///
-/// Only this module makes a `&PtRegs`, for the duration of a handler call,
-/// so holding one also shows that the holder runs in a probe handler with
-/// preemption disabled: the kprobe core runs every handler so (the ftrace
-/// path under `ftrace_test_recursion_trylock()`, the int3 path with
-/// interrupts off, kretprobe returns under `preempt_disable_notrace()` in
-/// `rethook_trampoline_handler()`). APIs that need a stable CPU take one as
-/// proof (the trace_event module's `PerfCall::reserve`). `PtRegs` is not
-/// `Sync`, so the reference cannot leave the handler's CPU.
-///
-/// # Invariants
-///
-/// The wrapped `pt_regs` is valid for reads, and preemption is disabled,
-/// for the lifetime of the reference through which it is seen.
-#[repr(transparent)]
-pub struct PtRegs(Opaque<bindings::pt_regs>);
-
-impl PtRegs {
-    /// Wraps a raw pointer.
-    ///
-    /// # Safety
-    ///
-    /// `ptr` must point to a `struct pt_regs` valid for reads during `'a`,
-    /// and preemption must stay disabled during `'a` (a handler call).
-    #[inline]
-    unsafe fn from_raw<'a>(ptr: *const bindings::pt_regs) -> &'a Self {
-        // SAFETY: `PtRegs` is `repr(transparent)` over `Opaque<pt_regs>`,
-        // which has the layout of `pt_regs`; the caller guarantees validity.
-        // INVARIANT: the caller guarantees validity, and preemption off,
-        // for `'a`.
-        unsafe { &*ptr.cast::<Self>() }
-    }
-
-    /// The C `struct pt_regs` behind this reference, for C functions that
-    /// take one.
-    #[inline]
-    pub fn as_raw(&self) -> *mut bindings::pt_regs {
-        // Not `Opaque::get()`: the kernel crate's shared instance of it
-        // would be a call on the probe hit's path. `Self` is
-        // `repr(transparent)` over `Opaque<pt_regs>`, which has the layout of
-        // `pt_regs`.
-        ptr::from_ref(self).cast_mut().cast()
-    }
-
-    /// The word at byte `offset` of `struct pt_regs` (`regs_get_register()`),
-    /// 0 for an offset past the end or not word-aligned.
-    #[inline]
-    pub fn register(&self, offset: u32) -> u64 {
-        let offset = offset as usize;
-        if offset % 8 != 0 || offset + 8 > core::mem::size_of::<bindings::pt_regs>() {
-            return 0;
-        }
-        // SAFETY: by the type invariant the registers are valid for reads;
-        // `offset` is in bounds and word-aligned, checked above.
-        unsafe { self.as_raw().cast::<u8>().add(offset).cast::<u64>().read() }
-    }
-
-    /// The instruction pointer.
-    #[cfg(CONFIG_X86_64)]
-    #[inline]
-    pub fn ip(&self) -> usize {
-        // SAFETY: by the type invariant the registers are valid for reads.
-        unsafe { (*self.as_raw()).ip }
-    }
-
-    /// The stack pointer (`kernel_stack_pointer()`).
-    #[cfg(CONFIG_X86_64)]
-    #[inline]
-    pub fn sp(&self) -> usize {
-        // SAFETY: by the type invariant the registers are valid for reads.
-        unsafe { (*self.as_raw()).sp }
-    }
-
-    /// Word `n` of the kernel stack (`regs_get_kernel_stack_nth()`): 0 if
-    /// it is not on the stack the registers point into.
-    #[cfg(CONFIG_X86_64)]
-    #[inline]
-    pub fn stack_nth(&self, n: u32) -> usize {
-        let sp = self.sp();
-        let addr = sp.wrapping_add(n as usize * 8);
-        let mask = !(bindings::THREAD_SIZE - 1);
-        if addr & mask != sp & mask {
-            return 0;
-        }
-        let mut w = [0u8; 8];
-        match crate::nofault::read_kernel(addr, &mut w) {
-            Ok(()) => usize::from_ne_bytes(w),
-            Err(_) => 0,
-        }
-    }
-
-    /// The return value (`regs_return_value()`).
-    #[cfg(CONFIG_X86_64)]
-    #[inline]
-    pub fn return_value(&self) -> usize {
-        // SAFETY: by the type invariant the registers are valid for reads.
-        unsafe { (*self.as_raw()).ax }
-    }
-}
 
 /// What a kprobe does when it hits.
 ///
@@ -221,7 +119,8 @@ unsafe fn init_kprobe(
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
 /// use kernel::c_str;
-/// use kernel::kprobes::{Handler, Place, PtRegs, Registration};
+/// use kernel::kprobes::{Handler, Place, Registration};
+/// use kernel::ptrace::PtRegs;
 ///
 /// struct Count {
 ///     target: AtomicUsize,
@@ -418,7 +317,8 @@ impl<T: Handler> PinnedDrop for Registration<T> {
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
 /// use kernel::c_str;
-/// use kernel::kprobes::{unregister_all, Handler, Place, PtRegs, Registration};
+/// use kernel::kprobes::{unregister_all, Handler, Place, Registration};
+/// use kernel::ptrace::PtRegs;
 ///
 /// struct Count(AtomicUsize);
 ///
@@ -652,7 +552,8 @@ pub trait RetHandler: Sync + 'static {
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
 /// use kernel::c_str;
-/// use kernel::kprobes::{Place, PtRegs, RetHandler, RetRegistration};
+/// use kernel::kprobes::{Place, RetHandler, RetRegistration};
+/// use kernel::ptrace::PtRegs;
 ///
 /// struct Ret {
 ///     target: usize,

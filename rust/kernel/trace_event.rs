@@ -142,17 +142,62 @@ pub fn set_enabled(system: &CStr, event: &CStr, on: bool) -> Result {
     })
 }
 
-/// Takes a reference on `module` so that it cannot be unloaded
-/// (`try_module_get()`); false if it is going away.
-pub fn module_get(module: &'static ThisModule) -> bool {
-    // SAFETY: `module` is a valid module (or null for built-in code).
-    unsafe { bindings::try_module_get(module.as_ptr()) }
+/// A reference on a module, which cannot be unloaded while it is held
+/// (`try_module_get()`); put when dropped (`module_put()`).
+///
+/// # Invariants
+///
+/// Holds one reference on `module`, taken by `try_module_get()`.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::trace_event::ModuleRef;
+///
+/// // Built-in code has no count, and is never going away.
+/// // SAFETY: a null module is built-in code, which is never unloaded.
+/// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
+/// let r = ModuleRef::try_get(&BUILTIN).ok_or(ENODEV)?;
+/// // Dropping the guard puts the reference it took: safe code cannot put
+/// // one more than it took.
+/// drop(r);
+/// # Ok::<(), Error>(())
+/// ```
+pub struct ModuleRef {
+    module: &'static ThisModule,
 }
 
-/// Drops a reference taken by [`module_get`] (`module_put()`).
-pub fn module_put(module: &'static ThisModule) {
-    // SAFETY: pairs with a successful `module_get`.
-    unsafe { bindings::module_put(module.as_ptr()) }
+impl ModuleRef {
+    /// Takes a reference on `module`; `None` if it is going away.
+    pub fn try_get(module: &'static ThisModule) -> Option<Self> {
+        // SAFETY: `module` is a valid module (or null for built-in code).
+        let taken = unsafe { bindings::try_module_get(module.as_ptr()) };
+        // INVARIANT: the reference was just taken.
+        taken.then_some(ModuleRef { module })
+    }
+
+    /// Keeps the reference beyond the guard, for [`ModuleRef::from_kept`]
+    /// to take back: the module stays pinned until then (or forever).
+    fn keep(self) {
+        core::mem::forget(self);
+    }
+
+    /// The guard of a reference on `module` that [`ModuleRef::keep`] kept.
+    ///
+    /// # Safety
+    ///
+    /// A reference on `module` was kept and is not taken back elsewhere.
+    unsafe fn from_kept(module: &'static ThisModule) -> Self {
+        // INVARIANT: the caller hands over a reference held.
+        ModuleRef { module }
+    }
+}
+
+impl Drop for ModuleRef {
+    fn drop(&mut self) {
+        // SAFETY: the guard holds a reference (type invariant), put once.
+        unsafe { bindings::module_put(self.module.as_ptr()) };
+    }
 }
 
 /// An event's names and print format, borrowed from its data
@@ -430,6 +475,9 @@ pub trait Event: Sync + Sized + 'static {
 #[pin_data(PinnedDrop)]
 pub struct Registration<T: Event> {
     data: T,
+    /// The module the event belongs to, pinned by each user
+    /// ([`ModuleRef`], in `reg`).
+    module: &'static ThisModule,
     /// `data.targets()`, asked once: `reg` adds and removes the entries
     /// of this set alone, whatever the data answers later.
     targets: NonNull<Targets>,
@@ -495,6 +543,7 @@ impl<T: Event> Registration<T> {
                 }
                 NonNull::from(t)
             },
+            module,
             removed: AtomicBool::new(false),
             // SAFETY: `class` points to the field's memory; all zero is a
             // valid value of the C struct (its system is set with the
@@ -655,33 +704,46 @@ impl<T: Event> Registration<T> {
             // of whether the event is in use (`Targets::in_use`) leaves out
             // the user being added or removed, as C's
             // `trace_probe_is_enabled()` does around enable/disable.
+            // Each user (an instance, perf) pins the module from its
+            // REGISTER to its UNREGISTER, which the core calls once for each
+            // REGISTER that succeeded: a reference kept at the one, taken
+            // back at the other.
             match ty {
                 bindings::trace_reg_TRACE_REG_REGISTER if !file.is_null() => {
                     // SAFETY: the core passes the instance's file, valid
                     // until its `TRACE_REG_UNREGISTER` returns.
                     let file = unsafe { EventFile::from_raw(file) };
+                    let pin = ModuleRef::try_get(this.module).ok_or(ENODEV)?;
                     this.data.register(file)?;
                     if let Err(e) = targets.files.add(file) {
                         let _ = this.data.unregister(file);
                         return Err(e);
                     }
+                    pin.keep();
                 }
                 bindings::trace_reg_TRACE_REG_UNREGISTER if !file.is_null() => {
                     // SAFETY: as above.
                     let file = unsafe { EventFile::from_raw(file) };
+                    // SAFETY: the file's REGISTER succeeded and kept a
+                    // reference, which only this UNREGISTER takes back.
+                    let _pin = unsafe { ModuleRef::from_kept(this.module) };
                     // Whatever the `Event` answers, the core lets go of the
                     // file: it leaves first (`remove` waits for readers).
                     targets.files.remove(file);
                     this.data.unregister(file)?
                 }
                 bindings::trace_reg_TRACE_REG_PERF_REGISTER => {
+                    let pin = ModuleRef::try_get(this.module).ok_or(ENODEV)?;
                     this.data.perf_register()?;
                     // SAFETY: the call is registered, and perf has it open
                     // until `TRACE_REG_PERF_UNREGISTER` returns, where it is
                     // cleared below.
                     targets.perf.set(unsafe { PerfCall::from_raw(call) });
+                    pin.keep();
                 }
                 bindings::trace_reg_TRACE_REG_PERF_UNREGISTER => {
+                    // SAFETY: as for a file.
+                    let _pin = unsafe { ModuleRef::from_kept(this.module) };
                     targets.perf.clear();
                     this.data.perf_unregister()?
                 }
@@ -792,7 +854,7 @@ impl<T: Event> PinnedDrop for Registration<T> {
 /// (`find_trace_event_call()`). Called with `event_mutex` held.
 fn event_exists(_lock: &EventLock, system: &CStr, name: &CStr) -> bool {
     // SAFETY: NUL-terminated strings; `event_mutex` is held (`_lock`).
-    unsafe { bindings::trace_event_exists(system.as_char_ptr(), name.as_char_ptr()) }
+    !unsafe { bindings::find_trace_event_call(system.as_char_ptr(), name.as_char_ptr()) }.is_null()
 }
 
 /// `trace_probe_register_event_call()` without the probe: under

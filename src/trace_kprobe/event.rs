@@ -10,7 +10,6 @@ use kernel::{
     str::CStr,
     sync::{Arc, Mutex},
     trace_event::{self, EventFile, EventNames, Field, Fields, Targets, TraceSeq},
-    ThisModule,
 };
 
 use super::stored::StoredArg;
@@ -170,12 +169,8 @@ impl EventShared {
 /// only they read (in the registration's allocation, which has room: the
 /// shared part has none), the record layout (the first probe's arguments,
 /// shared with it: every probe of the event has the same names, types and
-/// sizes) and the module an enabled event pins.
-pub(crate) struct Event(
-    pub(super) Arc<EventShared>,
-    pub(super) Arc<KVec<StoredArg>>,
-    pub(super) &'static ThisModule,
-);
+/// sizes).
+pub(crate) struct Event(pub(super) Arc<EventShared>, pub(super) Arc<KVec<StoredArg>>);
 
 // An event's registration fits a 256-byte allocation (BENCHMARKS.md,
 // memory): the C structs, the pointer to the targets and `Event` (the
@@ -184,12 +179,9 @@ const _: () = assert!(core::mem::size_of::<trace_event::Registration<Event>>() <
 
 impl Event {
     /// A new user (an instance or perf), not yet among the targets:
-    /// `enable_trace_kprobe()` arms the probes. An enabled event pins the
-    /// module: it cannot be unloaded then.
+    /// `enable_trace_kprobe()` arms the probes. (Each user also pins the
+    /// module: the kernel crate's registration takes care of it.)
     fn enable(&self) -> Result {
-        if !trace_event::module_get(self.2) {
-            return Err(ENODEV);
-        }
         let r = self.0.set_armed(true);
         if r.is_err() {
             // enable_trace_kprobe(): roll back, unless another user keeps
@@ -197,7 +189,6 @@ impl Event {
             if !self.0.in_use() {
                 let _ = self.0.set_armed(false);
             }
-            trace_event::module_put(self.2);
         }
         r
     }
@@ -205,13 +196,11 @@ impl Event {
     /// A user gone from the targets: `disable_trace_kprobe()` disarms the
     /// probes when it was the last.
     fn disable(&self) -> Result {
-        let r = if self.0.in_use() {
+        if self.0.in_use() {
             Ok(())
         } else {
             self.0.set_armed(false)
-        };
-        trace_event::module_put(self.2);
-        r
+        }
     }
 }
 

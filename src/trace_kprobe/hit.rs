@@ -9,8 +9,9 @@
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use kernel::{
-    kprobes::{self, HitBuffers, HitCounter, PtRegs},
+    kprobes::{self, HitBuffers, HitCounter},
     prelude::*,
+    ptrace::PtRegs,
     sync::Arc,
     trace_event::dyn_event::Entry,
 };

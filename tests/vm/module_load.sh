@@ -32,6 +32,30 @@ check "kprobe_events and kprobe_profile exist" sh -c 'test -e /sys/kernel/tracin
 check "rmmod rust_kprobe_events" rmmod rust_kprobe_events
 check "module is gone" sh -c '! [ -e /sys/module/rust_kprobe_events ]'
 check "load and unload again" sh -c 'modprobe rust_kprobe_events && rmmod rust_kprobe_events'
+# Each user of an event (an instance it is enabled in) pins the module once,
+# and lets go when it disables the event: the count goes back to where it was.
+pins() {
+	t=/sys/kernel/tracing
+	refcnt() { cat /sys/module/rust_kprobe_events/refcnt; }
+	modprobe rust_kprobe_events || return 1
+	echo 'p:rkpe_pin vfs_read' >> $t/kprobe_events || return 1
+	base=$(refcnt)
+	echo 1 > $t/events/kprobes/rkpe_pin/enable || return 1
+	one=$(refcnt)
+	mkdir $t/instances/rkpe_pin || return 1
+	echo 1 > $t/instances/rkpe_pin/events/kprobes/rkpe_pin/enable || return 1
+	two=$(refcnt)
+	rmmod rust_kprobe_events 2>/dev/null && { echo "unloaded while enabled"; return 1; }
+	echo 0 > $t/instances/rkpe_pin/events/kprobes/rkpe_pin/enable
+	echo 0 > $t/events/kprobes/rkpe_pin/enable
+	after=$(refcnt)
+	rmdir $t/instances/rkpe_pin
+	echo > $t/kprobe_events
+	echo "refcnt: defined $base, enabled in one instance $one, in two $two, disabled $after"
+	[ "$one" = $((base + 1)) ] && [ "$two" = $((base + 2)) ] && [ "$after" = "$base" ] &&
+		rmmod rust_kprobe_events
+}
+check "an enabled event pins the module once per instance, and lets go" pins
 no_new_warnings() { [ "$(dmesg | grep -cE 'WARNING:|BUG:|Oops')" = "$warnings_before" ]; }
 check "no kernel warning" no_new_warnings
 exit $fail

@@ -7,7 +7,8 @@
 
 use crate::{bindings, error::Result, prelude::*, types::Opaque};
 use core::{
-    ffi::c_void,
+    marker::PhantomData,
+    mem::MaybeUninit,
     ptr,
     sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering},
 };
@@ -54,7 +55,9 @@ impl EventFile {
     }
 
     /// Runs the event's unconditional triggers and says whether the event is
-    /// soft-disabled (`trace_trigger_soft_disabled()`): then no record.
+    /// soft-disabled, or its pid filter drops the task
+    /// (`trace_trigger_soft_disabled()`): then no record. A provider asks
+    /// before it reserves, as C's do.
     #[inline]
     pub fn soft_disabled(&self) -> bool {
         self.soft_disabled_as(self.flags())
@@ -74,475 +77,159 @@ impl EventFile {
     }
 
     /// Reserves a record of `len` bytes (the `trace_entry` header included
-    /// and already filled in) in the instance's ring buffer; `None` if the
-    /// buffer is off, full, or the event filtered by pid.
+    /// and already filled in) in the instance's ring buffer, committed when
+    /// the [`Reservation`] is dropped (`trace_event_record_reserve()`);
+    /// `None` if the buffer is off or full, the pid filter drops the task,
+    /// or `len` is shorter than the header. Ask
+    /// [`EventFile::soft_disabled`] first.
     pub fn reserve(&self, len: usize) -> Option<Reservation<'_>> {
-        let mut fbuffer = core::mem::MaybeUninit::<bindings::trace_event_buffer>::uninit();
-        // SAFETY: the file is valid (type invariant); a successful reserve
-        // fills in every field of `fbuffer` (trace_events.c:641-670).
+        if len < super::ENTRY_SIZE {
+            return None;
+        }
+        let mut rec = MaybeUninit::<bindings::trace_event_record>::uninit();
+        // SAFETY: the file is valid (type invariant). Nothing of the
+        // reservation points into this frame, so it can move; the ring
+        // buffer keeps preemption off from the reserve to the commit.
         let entry = unsafe {
-            bindings::trace_event_buffer_reserve(fbuffer.as_mut_ptr(), self.as_raw(), len as _)
+            bindings::trace_event_record_reserve(
+                rec.as_mut_ptr(),
+                self.as_raw(),
+                len as _,
+                ptr::null_mut(),
+            )
         };
         if entry.is_null() {
             return None;
         }
-        // INVARIANT: `trace_event_buffer_reserve()` reserved the `len`
-        // bytes at `entry` and filled in `fbuffer` for the commit, its
-        // `regs` null.
+        // INVARIANT: the successful reserve filled in `rec` and gave `len`
+        // writable bytes at `entry`.
         Some(Reservation {
             // SAFETY: filled in by the successful reserve.
-            fbuffer: unsafe { fbuffer.assume_init() },
+            rec: unsafe { rec.assume_init() },
             entry: entry.cast(),
             len,
-            _file: core::marker::PhantomData,
+            _file: PhantomData,
         })
     }
 
     /// Writes a record of `len` bytes (the `trace_entry` header included
     /// and already filled in) for a probe hit with registers `regs`: `fill`
-    /// writes the rest, then the record is committed. As C's handlers do
-    /// first (`trace_trigger_soft_disabled()`), the event's unconditional
-    /// triggers run, and nothing is written while it is soft-disabled.
-    /// Nothing is written either if the buffer is off, full, or the event
-    /// filtered by pid. A stack trace
-    /// recorded with the record (`options/stacktrace`) starts at the probed
-    /// instruction, as for C's kprobe events (`__kprobe_trace_func()`,
-    /// trace_kprobe.c:1470-1480: `fbuffer.regs = regs`).
-    ///
-    /// Inlined, with the commit's state on the caller's stack: this is the
-    /// probe hit's path, the shape of C's, without a [`Reservation`] moved
-    /// around. While nothing but the ring buffer is between the event and
-    /// its instance, the record goes straight into the buffer
-    /// (`EventFile::reserve_direct`); otherwise through
-    /// `trace_event_buffer_reserve()` and `trace_event_buffer_commit()`.
-    /// A `len` shorter than the header writes nothing.
+    /// writes the rest. As C's handlers do first
+    /// (`trace_trigger_soft_disabled()`), the event's unconditional
+    /// triggers run, and nothing is written while it is soft-disabled. The
+    /// record is reserved, filled and committed with the reservation on the
+    /// caller's stack (`trace_event_record_reserve()`); a filtered event's
+    /// record is made on the stack and written only if the filter takes it
+    /// (`trace_event_record_write()`). A stack trace recorded with the
+    /// record (`options/stacktrace`) starts at the probed instruction, as
+    /// for C's kprobe events (`__kprobe_trace_func()`,
+    /// trace_kprobe.c:1470-1480: `fbuffer.regs = regs`). A `len` shorter
+    /// than the header writes nothing.
     #[cfg(CONFIG_KPROBES)]
     #[inline]
     pub fn record_hit(
         &self,
         len: usize,
-        regs: &crate::kprobes::PtRegs,
+        regs: &crate::ptrace::PtRegs,
         fill: impl FnOnce(&mut [u8]),
     ) {
         if len < super::ENTRY_SIZE {
             return;
         }
-        // The file's own reasons for the C path (a filter, a trigger, a
-        // soft-disable) are asked here, without a call.
+        // Which of the tracing core's calls fits is asked here, without a
+        // call (they ask again themselves).
         let flags = self.flags();
-        #[cfg(CONFIG_X86_64)]
-        if flags & INDIRECT_FILE_FLAGS == 0 {
-            let mut direct = Direct {
-                buffer: ptr::null_mut(),
-                entry: ptr::null_mut(),
-            };
-            match self.reserve_direct(len, &mut direct) {
-                DirectReserve::Reserved => {
-                    // SAFETY: the reserve gave `len` writable bytes at
-                    // `entry`, ours until the commit below.
-                    fill(unsafe { core::slice::from_raw_parts_mut(direct.entry, len) });
-                    // SAFETY: `direct` holds the reservation made above.
-                    unsafe { direct.commit() };
-                    return;
-                }
-                DirectReserve::Dropped => return,
-                DirectReserve::Indirect => {}
+        if flags & FULL_PATH_FLAGS != 0 {
+            if self.soft_disabled_as(flags) {
+                return;
             }
-        } else if self.soft_disabled_as(flags) {
-            return;
-        } else if flags & INDIRECT_FILE_FLAGS == FILTERED && len <= FILTERED_ON_STACK {
-            // A filter alone: the record is made on the stack and goes
-            // into the ring buffer only if the filter takes it.
-            // (Words: the filter reads the fields where they are. One more
-            // than the record, zeroed: a string filter reads an empty
-            // string at the record's end, as a NUL there.)
-            let mut rec = core::mem::MaybeUninit::<[u64; FILTERED_ON_STACK / 8 + 1]>::uninit();
-            let p = rec.as_mut_ptr().cast::<u8>();
-            // SAFETY: `p` has room for `FILTERED_ON_STACK + 8 >= len + 8`
-            // bytes; the first `len + 8` are zeroed here, so initialised.
-            let rec = unsafe {
-                ptr::write_bytes(p, 0, len + 8);
-                core::slice::from_raw_parts_mut(p, len)
-            };
-            fill(rec);
-            self.write_filtered(rec, regs);
-            return;
+            if flags & FULL_PATH_FLAGS == FILTERED && len <= FILTERED_ON_STACK {
+                // A filter alone: the record is made on the stack, and the
+                // filter decides before anything is reserved
+                // (`trace_event_record_write()`). (Words: the filter reads
+                // the fields where they are. One more than the record,
+                // zeroed: a string filter reads an empty string at the
+                // record's end, as a NUL there.)
+                let mut rec = MaybeUninit::<[u64; FILTERED_ON_STACK / 8 + 1]>::uninit();
+                let p = rec.as_mut_ptr().cast::<u8>();
+                // SAFETY: `p` has room for `FILTERED_ON_STACK + 8 >= len + 8`
+                // bytes; the first `len + 8` are zeroed here, so
+                // initialised.
+                let bytes = unsafe {
+                    ptr::write_bytes(p, 0, len + 8);
+                    core::slice::from_raw_parts_mut(p, len)
+                };
+                fill(bytes);
+                // SAFETY: the file is valid; `p` has the record's `len`
+                // bytes and a zeroed word after them, 8-aligned; preemption
+                // is off while `regs` lives.
+                unsafe {
+                    bindings::trace_event_record_write(
+                        self.as_raw(),
+                        p.cast(),
+                        len as _,
+                        regs.as_raw(),
+                    )
+                };
+                return;
+            }
         }
-        #[cfg(not(CONFIG_X86_64))]
-        if self.soft_disabled_as(flags) {
-            return;
-        }
-        let mut fbuffer = core::mem::MaybeUninit::<bindings::trace_event_buffer>::uninit();
-        let fb = fbuffer.as_mut_ptr();
-        // SAFETY: the file is valid (type invariant); a successful reserve
-        // fills in every field of `fbuffer` (trace_events.c:641-670).
-        let entry = unsafe { bindings::trace_event_buffer_reserve(fb, self.as_raw(), len as _) };
+        let mut rec = MaybeUninit::<bindings::trace_event_record>::uninit();
+        // SAFETY: the file is valid (type invariant); preemption is off
+        // while `regs` lives (`PtRegs`' invariant), as the reserve wants.
+        let entry = unsafe {
+            bindings::trace_event_record_reserve(
+                rec.as_mut_ptr(),
+                self.as_raw(),
+                len as _,
+                regs.as_raw(),
+            )
+        };
         if entry.is_null() {
             return;
         }
-        // SAFETY: `fb` is filled in; `regs` outlives the commit below.
-        unsafe { (*fb).regs = regs.as_raw() };
         // SAFETY: the reserve gave `len` writable bytes at `entry`, ours
         // until the commit below.
         fill(unsafe { core::slice::from_raw_parts_mut(entry.cast::<u8>(), len) });
-        // SAFETY: `fb` holds the reservation made above.
-        unsafe { bindings::trace_event_buffer_commit(fb) };
-    }
-
-    /// Reserves a record of `len` bytes straight in the instance's ring
-    /// buffer, as `trace_event_buffer_reserve()` would and with the same
-    /// header, when its commit would do nothing but commit: the file has no
-    /// pid filter, filter, trigger or soft-disable
-    /// (`__event_trigger_test_discard()`, `trace_event_buffer_lock_reserve()`'s
-    /// filter buffer), the instance records no stack traces
-    /// (`ftrace_trace_stack()`, `ftrace_trace_userstack()`), and events go
-    /// neither to printk nor to an export (`trace_event_buffer_commit()`,
-    /// trace.c:2814-2838). Then `rec` holds the reservation for
-    /// [`Direct::commit`]; otherwise the caller takes the C path.
-    #[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
-    #[inline(never)]
-    fn reserve_direct(&self, len: usize, rec: &mut Direct) -> DirectReserve {
-        // (The caller has seen none of `INDIRECT_FILE_FLAGS` in the file's
-        // flags; should one be set since, the record is as if made just
-        // before, as C's reserve and commit read the flags at two times.)
-        let file = self.as_raw();
-        let Some(tr) = self.direct_instance(false) else {
-            return DirectReserve::Indirect;
-        };
-        let ctx = trace_ctx_dec();
-        // SAFETY: `tr` is the file's instance (`direct_instance`).
-        let Some(direct) = (unsafe { Direct::reserve(tr, len) }) else {
-            return DirectReserve::Dropped;
-        };
-        // SAFETY: the event has `len >= ENTRY_SIZE` bytes at `entry`,
-        // 4-aligned as a `trace_entry` wants (ring buffer events are); the
-        // file's event is registered while the file exists.
-        unsafe {
-            bindings::tracing_generic_entry_update(
-                direct.entry.cast(),
-                (*(*file).event_call).event.type_ as u16,
-                ctx,
-            )
-        };
-        *rec = direct;
-        DirectReserve::Reserved
-    }
-
-    /// The file's instance, if a record of this file can go straight into
-    /// its ring buffer: the instance records no stack trace with it, and
-    /// events go neither to printk nor to an export; with `filtering`, the
-    /// instance has no hist trigger asking for unbuffered filtering either
-    /// (`no_filter_buffering_ref`, which C's filter buffer obeys).
-    #[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
-    #[inline(always)]
-    fn direct_instance(&self, filtering: bool) -> Option<*mut bindings::trace_array> {
-        // SAFETY: a file's instance outlives it; the flags and the count
-        // are words the core writes under its locks.
-        let (tr, trace_flags, unbuffered) = unsafe {
-            let tr = (*self.as_raw()).tr;
-            (
-                tr,
-                ptr::addr_of!((*tr).trace_flags).read_volatile(),
-                filtering && ptr::addr_of!((*tr).no_filter_buffering_ref).read_volatile() != 0,
-            )
-        };
-        if trace_flags & INDIRECT_TRACE_FLAGS != 0 || keys_on() || unbuffered {
-            return None;
-        }
-        Some(tr)
-    }
-
-    /// Writes the record `rec` (made whole, header aside) of a file whose
-    /// only reason for the C path is a filter: the header is filled in,
-    /// the filter asked (`filter_match_preds()`, as
-    /// `__event_trigger_test_discard()` does on the commit), and only a
-    /// record it takes is reserved and copied into the ring buffer. C
-    /// makes the record in a per-CPU filter buffer
-    /// (`trace_event_buffer_lock_reserve()`) and copies it the same way.
-    /// When the instance asks for more than a commit (a stack trace, a
-    /// hist trigger's timestamps: `no_filter_buffering_ref`, printk, an
-    /// export), the record goes through the C path instead.
-    #[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
-    #[inline(never)]
-    fn write_filtered(&self, rec: &mut [u8], regs: &crate::kprobes::PtRegs) {
-        let file = self.as_raw();
-        let len = rec.len();
-        let Some(tr) = self.direct_instance(true) else {
-            self.write_copy(rec, regs);
-            return;
-        };
-        let ctx = trace_ctx_dec();
-        // SAFETY: `rec` has `len >= ENTRY_SIZE` bytes (the caller's test),
-        // and a byte array has the alignment the C function needs for a
-        // `trace_entry` only if placed so: write the header through a local
-        // one and copy it.
-        unsafe {
-            let mut ent = core::mem::MaybeUninit::<bindings::trace_entry>::uninit();
-            bindings::tracing_generic_entry_update(
-                ent.as_mut_ptr(),
-                (*(*file).event_call).event.type_ as u16,
-                ctx,
-            );
-            ptr::copy_nonoverlapping(
-                ent.as_ptr().cast::<u8>(),
-                rec.as_mut_ptr(),
-                super::ENTRY_SIZE,
-            );
-        }
-        // SAFETY: the filter is freed only after an RCU-sched grace period
-        // (the handler runs with preemption off); `rec` is the whole record
-        // the filter's field offsets refer to. A null filter takes all.
-        let take = unsafe {
-            let filter = ptr::addr_of!((*file).filter).read_volatile();
-            bindings::filter_match_preds(filter, rec.as_mut_ptr().cast())
-        };
-        if take == 0 {
-            return;
-        }
-        // SAFETY: `tr` is the file's instance (`direct_instance`).
-        let Some(direct) = (unsafe { Direct::reserve(tr, len) }) else {
-            return;
-        };
-        // SAFETY: the reservation has `len` bytes at `entry`, ours until the
-        // commit; it holds the reservation.
-        unsafe {
-            ptr::copy_nonoverlapping(rec.as_ptr(), direct.entry, len);
-            direct.commit();
-        }
-    }
-
-    /// The C path for a record made beforehand: reserved through
-    /// `trace_event_buffer_reserve()` (which writes the header), the rest
-    /// of `rec` copied in, committed (filter, triggers, stack trace).
-    #[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
-    fn write_copy(&self, rec: &[u8], regs: &crate::kprobes::PtRegs) {
-        let len = rec.len();
-        let mut fbuffer = core::mem::MaybeUninit::<bindings::trace_event_buffer>::uninit();
-        let fb = fbuffer.as_mut_ptr();
-        // SAFETY: as in `record_hit`.
-        let entry = unsafe { bindings::trace_event_buffer_reserve(fb, self.as_raw(), len as _) };
-        if entry.is_null() {
-            return;
-        }
-        // SAFETY: the reserve gave `len` bytes at `entry`; `rec` has `len`
-        // bytes, of which those after the header are copied; `fb` is
-        // filled in and `regs` outlives the commit.
-        unsafe {
-            (*fb).regs = regs.as_raw();
-            ptr::copy_nonoverlapping(
-                rec.as_ptr().add(super::ENTRY_SIZE),
-                entry.cast::<u8>().add(super::ENTRY_SIZE),
-                len - super::ENTRY_SIZE,
-            );
-            bindings::trace_event_buffer_commit(fb);
-        }
+        // SAFETY: `rec` holds the reservation made above; `regs` outlives
+        // the commit.
+        unsafe { bindings::trace_event_record_commit(rec.as_mut_ptr()) };
     }
 }
 
-/// A filter on the file (`EVENT_FILE_FL_FILTERED`).
-#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
-const FILTERED: u64 = bindings::EVENT_FILE_FL_FILTERED as u64;
-
-/// Largest record of a filtered event made on the stack and filtered
-/// before it is reserved ([`EventFile::write_filtered`]); a larger one takes
-/// the C path.
-#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
-const FILTERED_ON_STACK: usize = 128;
-
-/// File flags under which a record takes the C path
-/// ([`EventFile::reserve_direct`]).
-#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
-const INDIRECT_FILE_FLAGS: u64 = (bindings::EVENT_FILE_FL_PID_FILTER
+/// The file flags under which a record needs more than a reserve and a
+/// commit (a pid filter, a filter, a trigger, a soft-disable): then
+/// [`EventFile::record_hit`] asks about the soft-disable and the filter
+/// first, as the tracing core would.
+#[cfg(CONFIG_KPROBES)]
+const FULL_PATH_FLAGS: u64 = (bindings::EVENT_FILE_FL_PID_FILTER
     | bindings::EVENT_FILE_FL_FILTERED
     | bindings::EVENT_FILE_FL_SOFT_DISABLED
     | bindings::EVENT_FILE_FL_TRIGGER_MODE
     | bindings::EVENT_FILE_FL_TRIGGER_COND) as u64;
 
-/// Instance options under which a record takes the C path: a stack trace
-/// follows it.
-#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
-const INDIRECT_TRACE_FLAGS: bindings::trace_iterator_flags =
-    STACKTRACE | bindings::trace_iterator_flags_TRACE_ITER_USERSTACKTRACE;
+/// A filter on the file (`EVENT_FILE_FL_FILTERED`).
+#[cfg(CONFIG_KPROBES)]
+const FILTERED: u64 = bindings::EVENT_FILE_FL_FILTERED as u64;
 
-/// `options/stacktrace` (only with `CONFIG_STACKTRACE`).
-#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64, CONFIG_STACKTRACE))]
-const STACKTRACE: bindings::trace_iterator_flags =
-    bindings::trace_iterator_flags_TRACE_ITER_STACKTRACE;
-#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64, not(CONFIG_STACKTRACE)))]
-const STACKTRACE: bindings::trace_iterator_flags = 0;
-
-/// What [`EventFile::reserve_direct`] did.
-#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
-enum DirectReserve {
-    /// Reserved straight in the ring buffer.
-    Reserved,
-    /// The ring buffer took nothing (off, full, or recursing): no record,
-    /// as the C path would give.
-    Dropped,
-    /// The record must take the C path.
-    Indirect,
-}
-
-/// A record reserved straight in a ring buffer ([`Direct::reserve`], for
-/// [`EventFile::reserve_direct`] and [`EventFile::write_filtered`]).
-///
-/// # Invariants
-///
-/// When reserved, `entry` is the data of an event reserved in `buffer` and
-/// not yet committed.
-#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
-struct Direct {
-    buffer: *mut bindings::trace_buffer,
-    entry: *mut u8,
-}
-
-#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
-impl Direct {
-    /// Reserves `len` bytes in the ring buffer of the instance `tr`; `None`
-    /// when the buffer is off or full (the record is dropped, as on the C
-    /// path).
-    ///
-    /// # Safety
-    ///
-    /// `tr` is a live trace instance (the instance of a file the caller
-    /// holds); the caller commits what it gets, once.
-    #[inline(always)]
-    unsafe fn reserve(tr: *mut bindings::trace_array, len: usize) -> Option<Direct> {
-        // SAFETY: the buffer lives as long as the instance (the caller's
-        // guarantee).
-        let buffer = unsafe { (*tr).array_buffer.buffer };
-        // SAFETY: `buffer` is the instance's ring buffer.
-        let event = unsafe { bindings::ring_buffer_lock_reserve(buffer, len as _) };
-        if event.is_null() {
-            return None;
-        }
-        // INVARIANT: `entry` is the data of the event just reserved in
-        // `buffer`, `len` bytes.
-        Some(Direct {
-            buffer,
-            // SAFETY: `event` was just reserved.
-            entry: unsafe { event_data(event) }.cast(),
-        })
-    }
-
-    /// Commits the record: `__buffer_unlock_commit()` for a record not in
-    /// the filter buffer (trace.c:1059-1074).
-    ///
-    /// # Safety
-    ///
-    /// `self` holds a reservation ([`DirectReserve::Reserved`]), committed
-    /// once.
-    #[inline(never)]
-    unsafe fn commit(&self) {
-        // The next sched switch records this CPU's tasks' comms.
-        #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
-        // SAFETY: `trace_taskinfo_save` is a per-CPU variable, whose address
-        // is a per-CPU offset that x86-64 reaches through `%gs`, as
-        // `__this_cpu_write()` does (arch/x86/include/asm/percpu.h).
-        unsafe {
-            core::arch::asm!(
-                "movb $1, %gs:({0})",
-                in(reg) ptr::addr_of!(bindings::trace_taskinfo_save),
-                options(att_syntax, nostack)
-            )
-        };
-        #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
-        // SAFETY: without SMP a per-CPU variable is a plain one, written
-        // with preemption off (the caller is a probe handler).
-        unsafe {
-            ptr::addr_of_mut!(bindings::trace_taskinfo_save).write_volatile(true)
-        };
-        // SAFETY: by the type invariant and the caller's guarantee.
-        unsafe { bindings::ring_buffer_unlock_commit(self.buffer) };
-    }
-}
-
-/// Whether events go to printk (`tp_printk`) or to a trace export:
-/// `trace_event_buffer_commit()` does more than commit then.
-#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
-#[inline(always)]
-fn keys_on() -> bool {
-    // SAFETY: the keys are statics of the tracing core; `enabled` is an
-    // atomic counter (`static_key_enabled()`).
-    unsafe {
-        ptr::addr_of!(bindings::tracepoint_printk_key.key.enabled.counter).read_volatile()
-            | ptr::addr_of!(bindings::trace_event_exports_enabled.key.enabled.counter)
-                .read_volatile()
-            != 0
-    }
-}
-
-/// `tracing_gen_ctx_dec()` (include/linux/trace_events.h): the context
-/// word of a record's header, for a record made in a handler that runs
-/// with preemption off.
-#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
-#[inline(always)]
-fn trace_ctx_dec() -> u32 {
-    #[cfg(not(CONFIG_PARAVIRT_XXL))]
-    let eflags: u64 = {
-        let f: u64;
-        // SAFETY: `native_save_fl()`, which is `local_save_flags()` without
-        // paravirt: reads the flags register.
-        unsafe { core::arch::asm!("pushf", "pop {}", out(reg) f, options(att_syntax)) };
-        f
-    };
-    // Under paravirt (a Xen PV guest) the interrupt flag is the
-    // hypervisor's, not the register's.
-    #[cfg(CONFIG_PARAVIRT_XXL)]
-    // SAFETY: no preconditions.
-    let eflags: u64 = unsafe { bindings::local_save_flags() } as u64;
-    let irqs = if eflags & (1 << bindings::X86_EFLAGS_IF_BIT) == 0 {
-        bindings::trace_flag_type_TRACE_FLAG_IRQS_OFF
-    } else {
-        0
-    };
-    // SAFETY: no preconditions.
-    let ctx = unsafe { bindings::tracing_gen_ctx_irq_test(irqs as _) };
-    // The handler's own `preempt_disable()` is not the probed code's.
-    if cfg!(CONFIG_PREEMPTION) {
-        ctx.wrapping_sub(1)
-    } else {
-        ctx
-    }
-}
-
-/// `ring_buffer_event_data()`: where a data event's payload starts
-/// (include/linux/ring_buffer.h): after the header word, or after the
-/// length word too for a long event (`type_len` 0). A time extend before
-/// it (`type_len` at or above `RINGBUF_TYPE_TIME_EXTEND`, which a reserve
-/// does not return) is left to the C function.
-///
-/// # Safety
-///
-/// `event` is a reserved event.
-#[cfg(all(CONFIG_KPROBES, CONFIG_X86_64))]
-#[inline(always)]
-unsafe fn event_data(event: *mut bindings::ring_buffer_event) -> *mut c_void {
-    // SAFETY: by the caller, `event` is valid.
-    let type_len = unsafe { (*event).type_len() };
-    if type_len >= bindings::ring_buffer_type_RINGBUF_TYPE_TIME_EXTEND {
-        // SAFETY: as above.
-        return unsafe { bindings::ring_buffer_event_data(event) };
-    }
-    let words = usize::from(type_len == 0);
-    // SAFETY: the payload is within the event (the header is one word, a
-    // long event's length a second).
-    unsafe { event.cast::<u32>().add(1 + words).cast() }
-}
+/// Largest record of a filtered event made on the stack and filtered
+/// before it is reserved ([`EventFile::record_hit`]); a larger one takes
+/// the tracing core's filter buffer.
+#[cfg(CONFIG_KPROBES)]
+const FILTERED_ON_STACK: usize = 128;
 
 /// A record reserved in a ring buffer; committed when dropped.
 ///
 /// # Invariants
 ///
-/// `entry` points to `len` writable bytes of the reserved event, and
-/// `fbuffer` is the state `trace_event_buffer_commit()` needs, its `regs`
-/// null.
+/// `entry` points to `len` writable bytes of the reserved record, and
+/// `rec` is the reservation `trace_event_record_commit()` takes.
 #[must_use]
 pub struct Reservation<'a> {
-    fbuffer: bindings::trace_event_buffer,
+    rec: bindings::trace_event_record,
     entry: *mut u8,
     len: usize,
-    _file: core::marker::PhantomData<&'a EventFile>,
+    _file: PhantomData<&'a EventFile>,
 }
 
 impl Reservation<'_> {
@@ -556,8 +243,8 @@ impl Reservation<'_> {
 
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
-        // SAFETY: by the type invariant `fbuffer` holds a reservation.
-        unsafe { bindings::trace_event_buffer_commit(&mut self.fbuffer) };
+        // SAFETY: by the type invariant `rec` holds a reservation.
+        unsafe { bindings::trace_event_record_commit(&mut self.rec) };
     }
 }
 
@@ -853,12 +540,12 @@ impl FileSet {
     }
 
     /// As [`FileSet::for_each`], in a probe handler: `regs` proves that
-    /// preemption is off (by [`crate::kprobes::PtRegs`]' invariant), which
+    /// preemption is off (by [`crate::ptrace::PtRegs`]' invariant), which
     /// is an RCU read side already, as C's handlers rely on
     /// (`trace_probe_for_each_link_rcu()` in `kprobe_trace_func()`).
     #[cfg(CONFIG_KPROBES)]
     #[inline]
-    pub fn for_each_in_handler(&self, _regs: &crate::kprobes::PtRegs, f: impl FnMut(&EventFile)) {
+    pub fn for_each_in_handler(&self, _regs: &crate::ptrace::PtRegs, f: impl FnMut(&EventFile)) {
         // SAFETY: preemption is off while `_regs` lives, and `remove`'s
         // `synchronize_rcu()` waits for preemption-disabled regions.
         unsafe { self.walk(f) };
@@ -939,9 +626,9 @@ impl PerfCall {
     /// True when no program is attached. `regs` shows that the caller is
     /// a probe handler, with preemption disabled (see [`PtRegs`]).
     ///
-    /// [`PtRegs`]: crate::kprobes::PtRegs
+    /// [`PtRegs`]: crate::ptrace::PtRegs
     #[inline(never)]
-    pub fn run_bpf(&self, regs: &crate::kprobes::PtRegs) -> bool {
+    pub fn run_bpf(&self, regs: &crate::ptrace::PtRegs) -> bool {
         // SAFETY: by the type invariant the call is valid.
         if !unsafe { bindings::bpf_prog_array_valid(self.as_raw()) } {
             return true;
@@ -958,11 +645,11 @@ impl PerfCall {
     /// is a probe handler, with preemption disabled (see [`PtRegs`]), so the
     /// CPU's buffer and list stay this CPU's.
     ///
-    /// [`PtRegs`]: crate::kprobes::PtRegs
+    /// [`PtRegs`]: crate::ptrace::PtRegs
     #[inline(never)]
     pub fn reserve<'a>(
         &'a self,
-        regs: &'a crate::kprobes::PtRegs,
+        regs: &'a crate::ptrace::PtRegs,
         len: usize,
     ) -> Option<PerfRecord<'a>> {
         // SAFETY: by the type invariant the call is valid and has its
