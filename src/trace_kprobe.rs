@@ -198,7 +198,7 @@ impl TraceKprobe {
         match self {
             TraceKprobe::Pending(_) => {}
             TraceKprobe::K(k) => kprobes::unregister_all(core::iter::once(&**k)),
-            TraceKprobe::R(r) => kprobes::unregister_all_ret(core::iter::once(&**r)),
+            TraceKprobe::R(r) => kprobes::unregister_all(core::iter::once(&**r)),
         }
     }
 
@@ -345,7 +345,7 @@ impl State {
             TraceKprobe::K(k) => Some(&**k),
             _ => None,
         }));
-        kprobes::unregister_all_ret(self.removed.iter().filter_map(|k| match k {
+        kprobes::unregister_all(self.removed.iter().filter_map(|k| match k {
             TraceKprobe::R(r) => Some(&**r),
             _ => None,
         }));
@@ -608,7 +608,7 @@ impl Probes {
         };
         state.events.reserve(1, GFP_KERNEL)?;
         let reg = KBox::pin_init(
-            trace_event::Registration::new(lock, self.module, data),
+            trace_event::Registration::new(lock, self.module, trace_event::Kind::Kprobe, data),
             GFP_KERNEL,
         )
         .map_err(|e| {

@@ -36,7 +36,7 @@ use crate::{bindings, error::Result, str::CStr};
 use core::ffi::c_void;
 
 /// Room for the text of [`sprint_symbol`] (`KSYM_SYMBOL_LEN`, rounded up;
-/// bindgen cannot evaluate that macro, and rust/helpers/trace_event.c asserts
+/// bindgen cannot evaluate that macro, and rust/helpers/kallsyms.c asserts
 /// at build time that it fits).
 pub const SYMBOL_LEN: usize = 768;
 

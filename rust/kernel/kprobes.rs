@@ -82,32 +82,95 @@ unsafe fn forget_symbol(kp: *mut bindings::kprobe) {
     unsafe { ptr::addr_of_mut!((*kp).symbol_name).write_volatile(ptr::null()) };
 }
 
-/// Fills in the `struct kprobe` of a kprobe or a kretprobe: all zero (its C
-/// initial state), then the place and whether it starts disabled.
-///
-/// # Safety
-///
-/// `kp` is valid for writes; `symbol` is [`symbol_of`]`(place)`, and stays
-/// where it is until [`forget_symbol`].
-unsafe fn init_kprobe(
-    kp: *mut bindings::kprobe,
-    symbol: &Option<CString>,
-    place: Place<'_>,
-    disabled: bool,
-) {
-    // SAFETY: `kp` is valid for writes (the caller's word).
-    unsafe {
-        ptr::write_bytes(kp, 0, 1);
+/// The `struct kprobe` of a kprobe or a kretprobe at `place`, which starts
+/// disabled if `disabled`, with no handler: all zero (its C initial state)
+/// but the place. Its `symbol_name` points into `symbol`
+/// ([`symbol_of`]`(place)`), which must stay where it is until
+/// [`forget_symbol`].
+fn new_kprobe(symbol: &Option<CString>, place: Place<'_>, disabled: bool) -> bindings::kprobe {
+    let (offset, addr) = match place {
+        Place::Symbol(_, offset) => (offset, ptr::null_mut()),
+        Place::Address(addr) => (0, addr as *mut bindings::kprobe_opcode_t),
+    };
+    bindings::kprobe {
         // The string's buffer does not move with the `CString`.
-        (*kp).symbol_name = symbol.as_ref().map_or(ptr::null(), |s| s.as_char_ptr());
-        match place {
-            Place::Symbol(_, offset) => (*kp).offset = offset,
-            Place::Address(addr) => (*kp).addr = addr as *mut bindings::kprobe_opcode_t,
-        }
-        if disabled {
-            (*kp).flags = bindings::KPROBE_FLAG_DISABLED;
-        }
+        symbol_name: symbol.as_ref().map_or(ptr::null(), |s| s.as_char_ptr()),
+        offset,
+        addr,
+        flags: if disabled {
+            bindings::KPROBE_FLAG_DISABLED
+        } else {
+            0
+        },
+        // SAFETY: all zero is a valid `kprobe` (null pointers, no handler,
+        // empty counters), its C initial state.
+        ..unsafe { core::mem::zeroed() }
     }
+}
+
+/// The `struct kprobe` of a [`Registration`] or of a [`RetRegistration`]'s
+/// `struct kretprobe`, and whether it was unregistered: what the two
+/// share.
+///
+/// # Invariants
+///
+/// `kp` is initialised and pinned for `'a`, registered with the kprobe
+/// core until `unregistered` is set, which happens once.
+struct Common<'a> {
+    kp: *mut bindings::kprobe,
+    unregistered: &'a AtomicBool,
+}
+
+impl Common<'_> {
+    fn address(&self) -> usize {
+        // SAFETY: `kp` is valid (type invariant); `addr` is set at
+        // registration and not changed afterwards.
+        unsafe { (*self.kp).addr as usize }
+    }
+
+    fn nmissed(&self) -> usize {
+        // SAFETY: `kp` is valid; the counter is updated concurrently, so it
+        // is read with a volatile load.
+        unsafe { ptr::addr_of!((*self.kp).nmissed).read_volatile() }
+    }
+
+    fn gone(&self) -> bool {
+        // SAFETY: `kp` is valid; `flags` changes under the kprobe core's
+        // lock, so it is read with a volatile load.
+        let flags = unsafe { ptr::addr_of!((*self.kp).flags).read_volatile() };
+        flags & bindings::KPROBE_FLAG_GONE != 0
+    }
+
+    fn enable(&self) -> Result {
+        // The kprobe core also answers `EINVAL` for a kprobe it does not
+        // know (`__get_valid_kprobe()`); this answers without asking it.
+        if self.unregistered.load(Ordering::Acquire) {
+            return Err(EINVAL);
+        }
+        // SAFETY: `kp` is valid; if `unregister_all` takes it meanwhile,
+        // the kprobe core serialises both on `kprobe_mutex`.
+        to_result(unsafe { bindings::enable_kprobe(self.kp) })
+    }
+
+    fn disable(&self) -> Result {
+        if self.unregistered.load(Ordering::Acquire) {
+            return Err(EINVAL);
+        }
+        // SAFETY: as for `enable`.
+        to_result(unsafe { bindings::disable_kprobe(self.kp) })
+    }
+
+    /// As [`take_registered`].
+    fn take_registered(&self) -> bool {
+        take_registered(self.unregistered)
+    }
+}
+
+/// Takes a probe out of the registered state (its `unregistered` flag):
+/// true if it was registered (the caller must then unregister it), false if
+/// it was taken before.
+fn take_registered(unregistered: &AtomicBool) -> bool {
+    !unregistered.swap(true, Ordering::AcqRel)
 }
 
 /// A registered kprobe.
@@ -207,18 +270,24 @@ impl<T: Handler> Registration<T> {
             // Initialised before `kp` registers: the callback reads it.
             handler,
             unregistered: AtomicBool::new(false),
-            // SAFETY: `kp` points to the field's memory; `symbol` lives
-            // until `forget_symbol` (below).
-            kp <- Opaque::try_ffi_init(|kp: *mut bindings::kprobe| unsafe {
+            kp <- Opaque::try_ffi_init(|kp: *mut bindings::kprobe| {
                 let symbol = symbol_of(place)?;
-                init_kprobe(kp, &symbol, place, disabled);
-                (*kp).pre_handler = Some(pre_handler_callback::<T>);
+                let probe = bindings::kprobe {
+                    pre_handler: Some(pre_handler_callback::<T>),
+                    ..new_kprobe(&symbol, place, disabled)
+                };
+                // SAFETY: `kp` points to the field's memory, valid for
+                // writes.
+                unsafe { kp.write(probe) };
                 // INVARIANT: on success `kp` is registered, with
                 // `pre_handler` set to `pre_handler_callback::<T>` and no
                 // symbol name; `handler` is initialised before `kp`, and
                 // `drop` unregisters `kp` before it is dropped.
-                let r = to_result(bindings::register_kprobe(kp));
-                forget_symbol(kp);
+                // SAFETY: `kp` is initialised and pinned; `symbol`, which it
+                // points into, lives until `forget_symbol` below.
+                let r = to_result(unsafe { bindings::register_kprobe(kp) });
+                // SAFETY: `kp` is valid for writes.
+                unsafe { forget_symbol(kp) };
                 r
             }),
         }? Error)
@@ -229,27 +298,30 @@ impl<T: Handler> Registration<T> {
         &self.handler
     }
 
+    /// What this and [`RetRegistration`] share: the `struct kprobe`.
+    fn common(&self) -> Common<'_> {
+        // INVARIANT: `kp` is initialised and pinned in `self`, registered
+        // until `unregistered` is set.
+        Common {
+            kp: self.kp.get(),
+            unregistered: &self.unregistered,
+        }
+    }
+
     /// The probed address, as the kprobe core resolved it.
     pub fn address(&self) -> usize {
-        // SAFETY: `kp` is initialised and pinned; `addr` is set at
-        // registration and not changed afterwards.
-        unsafe { (*self.kp.get()).addr as usize }
+        self.common().address()
     }
 
     /// Hits missed because the handler was already running on that CPU.
     pub fn nmissed(&self) -> usize {
-        // SAFETY: `kp` is valid; the counter is updated concurrently, so it
-        // is read with a volatile load.
-        unsafe { ptr::addr_of!((*self.kp.get()).nmissed).read_volatile() }
+        self.common().nmissed()
     }
 
     /// Whether the probed code went away (its module was unloaded): the
     /// probe cannot be armed then (`kprobe_gone()`).
     pub fn gone(&self) -> bool {
-        // SAFETY: `kp` is valid; `flags` changes under the kprobe core's
-        // lock, so it is read with a volatile load.
-        let flags = unsafe { ptr::addr_of!((*self.kp.get()).flags).read_volatile() };
-        flags & bindings::KPROBE_FLAG_GONE != 0
+        self.common().gone()
     }
 
     /// Arms a probe registered disabled (`enable_kprobe()`).
@@ -259,14 +331,7 @@ impl<T: Handler> Registration<T> {
     /// `EINVAL` if the probe is gone (its module was unloaded) or was
     /// unregistered by [`unregister_all`].
     pub fn enable(&self) -> Result {
-        // The kprobe core also answers `EINVAL` for a kprobe it does not
-        // know (`__get_valid_kprobe()`); this answers without asking it.
-        if self.unregistered.load(Ordering::Acquire) {
-            return Err(EINVAL);
-        }
-        // SAFETY: `kp` is initialised and pinned; if `unregister_all` takes
-        // it meanwhile, the kprobe core serialises both on `kprobe_mutex`.
-        to_result(unsafe { bindings::enable_kprobe(self.kp.get()) })
+        self.common().enable()
     }
 
     /// Disarms the probe without unregistering it (`disable_kprobe()`).
@@ -275,25 +340,14 @@ impl<T: Handler> Registration<T> {
     ///
     /// `EINVAL` if the probe is gone or unregistered.
     pub fn disable(&self) -> Result {
-        if self.unregistered.load(Ordering::Acquire) {
-            return Err(EINVAL);
-        }
-        // SAFETY: as for `enable`.
-        to_result(unsafe { bindings::disable_kprobe(self.kp.get()) })
-    }
-
-    /// Takes the kprobe out of the registered state: true if it was
-    /// registered (the caller must then unregister it), false if it was
-    /// taken before.
-    fn take_registered(&self) -> bool {
-        !self.unregistered.swap(true, Ordering::AcqRel)
+        self.common().disable()
     }
 }
 
 #[pinned_drop]
 impl<T: Handler> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
-        if self.take_registered() {
+        if self.common().take_registered() {
             // SAFETY: by the type invariant `kp` is still registered (the
             // flag was clear); after this call returns no handler runs any
             // more (`unregister_kprobe()` waits).
@@ -359,58 +413,63 @@ impl<T: Handler> PinnedDrop for Registration<T> {
 /// drop(probes);
 /// # Ok::<(), Error>(())
 /// ```
-pub fn unregister_all<'a, T: Handler + 'a>(
-    probes: impl Iterator<Item = &'a Registration<T>> + Clone,
-) {
+pub fn unregister_all<'a, P: Probe + 'a>(probes: impl Iterator<Item = &'a P> + Clone) {
     unregister_batch(probes)
 }
 
-/// [`unregister_all`] for return probes (`unregister_kretprobes()`).
-pub fn unregister_all_ret<'a, T: RetHandler + 'a>(
-    probes: impl Iterator<Item = &'a RetRegistration<T>> + Clone,
-) {
-    unregister_batch(probes)
-}
+/// A [`Registration`] or a [`RetRegistration`]: what [`unregister_all`]
+/// takes (kprobes with `unregister_kprobes()`, kretprobes with
+/// `unregister_kretprobes()`). Sealed.
+pub trait Probe: sealed::Batch {}
 
-/// What [`unregister_batch`] needs of a kprobe or kretprobe registration.
-///
-/// # Safety
-///
-/// `raw` is the registration's C struct, pinned in it; `unregister_one`
-/// and `unregister_many` are the kprobe core's unregistration functions for
-/// that struct.
-unsafe trait Batch {
-    /// `struct kprobe` or `struct kretprobe`.
-    type Raw;
+impl<T: Handler> Probe for Registration<T> {}
+impl<T: RetHandler> Probe for RetRegistration<T> {}
 
-    /// As [`Registration::take_registered`].
-    fn take_registered(&self) -> bool;
+mod sealed {
+    use core::sync::atomic::AtomicBool;
 
-    /// The registration's C struct.
-    fn raw(&self) -> *mut Self::Raw;
-
-    /// `unregister_kprobe()`/`unregister_kretprobe()`.
+    /// What [`unregister_batch`](super::unregister_batch) needs of a kprobe
+    /// or kretprobe registration.
     ///
     /// # Safety
     ///
-    /// `p` is registered.
-    unsafe fn unregister_one(p: *mut Self::Raw);
+    /// `raw` is the registration's C struct, pinned in it, and
+    /// `unregistered` its flag; `unregister_one` and `unregister_many` are
+    /// the kprobe core's unregistration functions for that struct.
+    pub unsafe trait Batch {
+        /// `struct kprobe` or `struct kretprobe`.
+        type Raw;
 
-    /// `unregister_kprobes()`/`unregister_kretprobes()`.
-    ///
-    /// # Safety
-    ///
-    /// `ps` holds `n` registered pointers.
-    unsafe fn unregister_many(ps: *mut *mut Self::Raw, n: core::ffi::c_int);
+        /// Whether the registration was unregistered (its `Common`'s).
+        fn unregistered(&self) -> &AtomicBool;
+
+        /// The registration's C struct.
+        fn raw(&self) -> *mut Self::Raw;
+
+        /// `unregister_kprobe()`/`unregister_kretprobe()`.
+        ///
+        /// # Safety
+        ///
+        /// `p` is registered.
+        unsafe fn unregister_one(p: *mut Self::Raw);
+
+        /// `unregister_kprobes()`/`unregister_kretprobes()`.
+        ///
+        /// # Safety
+        ///
+        /// `ps` holds `n` registered pointers.
+        unsafe fn unregister_many(ps: *mut *mut Self::Raw, n: core::ffi::c_int);
+    }
 }
+use sealed::Batch;
 
 // SAFETY: `kp` is pinned in the registration; the functions are the
 // kprobe core's for a `struct kprobe`.
-unsafe impl<T: Handler> Batch for Registration<T> {
+unsafe impl<T: Handler> sealed::Batch for Registration<T> {
     type Raw = bindings::kprobe;
 
-    fn take_registered(&self) -> bool {
-        Registration::take_registered(self)
+    fn unregistered(&self) -> &AtomicBool {
+        &self.unregistered
     }
 
     fn raw(&self) -> *mut bindings::kprobe {
@@ -430,11 +489,11 @@ unsafe impl<T: Handler> Batch for Registration<T> {
 
 // SAFETY: `rp` is pinned in the registration; the functions are the
 // kprobe core's for a `struct kretprobe`.
-unsafe impl<T: RetHandler> Batch for RetRegistration<T> {
+unsafe impl<T: RetHandler> sealed::Batch for RetRegistration<T> {
     type Raw = bindings::kretprobe;
 
-    fn take_registered(&self) -> bool {
-        RetRegistration::take_registered(self)
+    fn unregistered(&self) -> &AtomicBool {
+        &self.unregistered
     }
 
     fn raw(&self) -> *mut bindings::kretprobe {
@@ -465,7 +524,7 @@ pub fn wait_for_optimizer() {
     };
 }
 
-/// The body of [`unregister_all`] and [`unregister_all_ret`]: one grace
+/// The body of [`unregister_all`]: one grace
 /// period for the batch, or (without memory for the batch) one a probe.
 fn unregister_batch<'a, R: Batch + 'a>(probes: impl Iterator<Item = &'a R> + Clone) {
     let count = probes.clone().count();
@@ -484,7 +543,7 @@ fn unregister_batch<'a, R: Batch + 'a>(probes: impl Iterator<Item = &'a R> + Clo
     wait_for_optimizer();
     let Ok(mut raws) = KVec::with_capacity(count, GFP_KERNEL) else {
         for p in probes {
-            if p.take_registered() {
+            if take_registered(p.unregistered()) {
                 // SAFETY: registered until now (the flag was clear).
                 unsafe { R::unregister_one(p.raw()) };
             }
@@ -492,7 +551,7 @@ fn unregister_batch<'a, R: Batch + 'a>(probes: impl Iterator<Item = &'a R> + Clo
         return;
     };
     for p in probes {
-        if p.take_registered() {
+        if take_registered(p.unregistered()) {
             // Within the capacity reserved above: does not allocate.
             let _ = raws.push(p.raw(), GFP_KERNEL);
         }
@@ -612,7 +671,7 @@ pub trait RetHandler: Sync + 'static {
 /// # Invariants
 ///
 /// `rp` is registered with the kprobe core from the end of initialisation
-/// until `unregistered` is set (by [`unregister_all_ret`] or the drop),
+/// until `unregistered` is set (by [`unregister_all`] or the drop),
 /// once, with the callbacks of this type for `T`; its `kp.symbol_name` is
 /// null.
 #[pin_data(PinnedDrop)]
@@ -652,25 +711,35 @@ impl<T: RetHandler> RetRegistration<T> {
             // Initialised before `rp` registers: the callbacks read it.
             handler,
             unregistered: AtomicBool::new(false),
-            // SAFETY: `rp` points to the field's memory; `symbol` lives
-            // until `forget_symbol` (below).
-            rp <- Opaque::try_ffi_init(|rp: *mut bindings::kretprobe| unsafe {
+            rp <- Opaque::try_ffi_init(|rp: *mut bindings::kretprobe| {
                 let symbol = symbol_of(place)?;
-                ptr::write_bytes(rp, 0, 1);
-                init_kprobe(ptr::addr_of_mut!((*rp).kp), &symbol, place, disabled);
-                (*rp).handler = Some(ret_handler_callback::<T>);
-                if data_size != 0 {
-                    (*rp).entry_handler = Some(entry_handler_callback::<T>);
-                }
-                (*rp).maxactive = maxactive as _;
-                (*rp).data_size = data_size;
+                let probe = bindings::kretprobe {
+                    kp: new_kprobe(&symbol, place, disabled),
+                    handler: Some(ret_handler_callback::<T>),
+                    entry_handler: if data_size != 0 {
+                        Some(entry_handler_callback::<T>)
+                    } else {
+                        None
+                    },
+                    maxactive: maxactive as _,
+                    data_size,
+                    // SAFETY: all zero is a valid `kretprobe` (null
+                    // pointers, no handler), its C initial state.
+                    ..unsafe { core::mem::zeroed() }
+                };
+                // SAFETY: `rp` points to the field's memory, valid for
+                // writes.
+                unsafe { rp.write(probe) };
                 // INVARIANT: on success `rp` is registered, with `handler`
                 // and `entry_handler` (if any) set to this type's callbacks
                 // for `T` and no symbol name; `handler` is initialised
                 // before `rp`, and `drop` unregisters `rp` before it is
                 // dropped.
-                let r = to_result(bindings::register_kretprobe(rp));
-                forget_symbol(ptr::addr_of_mut!((*rp).kp));
+                // SAFETY: `rp` is initialised and pinned; `symbol`, which it
+                // points into, lives until `forget_symbol` below.
+                let r = to_result(unsafe { bindings::register_kretprobe(rp) });
+                // SAFETY: `rp` is valid for writes, and so its `kp`.
+                unsafe { forget_symbol(ptr::addr_of_mut!((*rp).kp)) };
                 r
             }),
         }? Error)
@@ -681,12 +750,22 @@ impl<T: RetHandler> RetRegistration<T> {
         &self.handler
     }
 
+    /// What this and [`Registration`] share: the `struct kprobe` in the
+    /// `struct kretprobe`.
+    fn common(&self) -> Common<'_> {
+        // INVARIANT: `rp` is initialised and pinned in `self`, registered
+        // until `unregistered` is set; its `kp` with it.
+        Common {
+            // SAFETY: `rp` points to the pinned field; no reference is made.
+            kp: unsafe { ptr::addr_of_mut!((*self.rp.get()).kp) },
+            unregistered: &self.unregistered,
+        }
+    }
+
     /// The probed function's address, as the kprobe core resolved it at
     /// registration (past an `endbr64` at a function's entry).
     pub fn address(&self) -> usize {
-        // SAFETY: `rp` is initialised and pinned; `addr` is set at
-        // registration.
-        unsafe { (*self.rp.get()).kp.addr as usize }
+        self.common().address()
     }
 
     /// The instances the kprobe core preallocated (`maxactive` after
@@ -699,19 +778,14 @@ impl<T: RetHandler> RetRegistration<T> {
 
     /// Missed hits: of the entry kprobe plus those for lack of an instance.
     pub fn nmissed(&self) -> usize {
-        // SAFETY: `rp` is valid; the counters change concurrently.
-        unsafe {
-            let rp = self.rp.get();
-            ptr::addr_of!((*rp).kp.nmissed).read_volatile()
-                + ptr::addr_of!((*rp).nmissed).read_volatile() as usize
-        }
+        // SAFETY: `rp` is valid; the counter changes concurrently.
+        let no_instance = unsafe { ptr::addr_of!((*self.rp.get()).nmissed).read_volatile() };
+        self.common().nmissed() + no_instance as usize
     }
 
     /// Whether the probed code went away (its module was unloaded).
     pub fn gone(&self) -> bool {
-        // SAFETY: as for `Registration::gone`.
-        let flags = unsafe { ptr::addr_of!((*self.rp.get()).kp.flags).read_volatile() };
-        flags & bindings::KPROBE_FLAG_GONE != 0
+        self.common().gone()
     }
 
     /// Arms a probe registered disabled.
@@ -719,14 +793,9 @@ impl<T: RetHandler> RetRegistration<T> {
     /// # Errors
     ///
     /// `EINVAL` if the probe is gone or was unregistered by
-    /// [`unregister_all_ret`].
+    /// [`unregister_all`].
     pub fn enable(&self) -> Result {
-        if self.unregistered.load(Ordering::Acquire) {
-            return Err(EINVAL);
-        }
-        // SAFETY: `rp` is initialised and pinned; a concurrent
-        // `unregister_all_ret` is serialised with this on `kprobe_mutex`.
-        to_result(unsafe { bindings::enable_kprobe(ptr::addr_of_mut!((*self.rp.get()).kp)) })
+        self.common().enable()
     }
 
     /// Disarms the probe.
@@ -735,23 +804,14 @@ impl<T: RetHandler> RetRegistration<T> {
     ///
     /// `EINVAL` if the probe is gone or unregistered.
     pub fn disable(&self) -> Result {
-        if self.unregistered.load(Ordering::Acquire) {
-            return Err(EINVAL);
-        }
-        // SAFETY: as for `enable`.
-        to_result(unsafe { bindings::disable_kprobe(ptr::addr_of_mut!((*self.rp.get()).kp)) })
-    }
-
-    /// As [`Registration::take_registered`].
-    fn take_registered(&self) -> bool {
-        !self.unregistered.swap(true, Ordering::AcqRel)
+        self.common().disable()
     }
 }
 
 #[pinned_drop]
 impl<T: RetHandler> PinnedDrop for RetRegistration<T> {
     fn drop(self: Pin<&mut Self>) {
-        if self.take_registered() {
+        if self.common().take_registered() {
             // SAFETY: by the type invariant `rp` is still registered (the
             // flag was clear); no callback runs after this returns. (A
             // second `unregister_kretprobe()` would free its rethook twice:

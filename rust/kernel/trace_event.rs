@@ -17,14 +17,16 @@
 
 pub mod dyn_event;
 mod error_log;
+mod file;
 mod lock;
-mod record;
+mod perf;
+mod targets;
 
 pub use error_log::ErrorLog;
+pub use file::{EventFile, Reservation};
 pub use lock::{lock_events, EventGuard, EventLock};
-pub use record::{
-    EventFile, FileSet, PerfCall, PerfRecord, PerfSlot, Reservation, Targets, MAX_INSTANCES,
-};
+pub use perf::{PerfCall, PerfRecord, PerfSlot};
+pub use targets::{FileSet, Targets, MAX_INSTANCES};
 
 use crate::{
     bindings,
@@ -200,6 +202,28 @@ impl Drop for ModuleRef {
     }
 }
 
+/// What kind of dynamic event a [`Registration`] makes: what perf and BPF
+/// take it for (its `TRACE_EVENT_FL_*` flags besides
+/// `TRACE_EVENT_FL_DYNAMIC`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// An event perf and BPF know no kind of.
+    Dynamic,
+    /// A kprobe event (`TRACE_EVENT_FL_KPROBE`), as C's kprobe events:
+    /// perf's kprobe PMU and BPF programs of the kprobe type attach to it.
+    Kprobe,
+}
+
+impl Kind {
+    /// The call's `TRACE_EVENT_FL_*` flags.
+    const fn flags(self) -> u32 {
+        match self {
+            Kind::Dynamic => bindings::TRACE_EVENT_FL_DYNAMIC,
+            Kind::Kprobe => bindings::TRACE_EVENT_FL_DYNAMIC | bindings::TRACE_EVENT_FL_KPROBE,
+        }
+    }
+}
+
 /// An event's names and print format, borrowed from its data
 /// ([`Event::names`]).
 pub struct EventNames<'a> {
@@ -240,8 +264,8 @@ pub trait Event: Sync + Sized + 'static {
     /// use core::sync::atomic::{AtomicUsize, Ordering};
     /// use kernel::c_str;
     /// use kernel::trace_event::{
-    ///     lock_events, set_enabled, Event, EventFile, EventNames, Fields, Registration, Targets,
-    ///     TraceSeq,
+    ///     lock_events, set_enabled, Event, EventFile, EventNames, Fields, Kind, Registration,
+    ///     Targets, TraceSeq,
     /// };
     ///
     /// // `PAD` sizes the two registrations apart (the check does not need
@@ -286,7 +310,7 @@ pub trait Event: Sync + Sized + 'static {
     ///     steal: bool,
     /// ) -> Result<Pin<KBox<Registration<Ev<PAD>>>>> {
     ///     KBox::pin_init(
-    ///         Registration::new(&lock_events(), &BUILTIN, |own| {
+    ///         Registration::new(&lock_events(), &BUILTIN, Kind::Dynamic, |own| {
     ///             if steal {
     ///                 *other = Some(own);
     ///                 return Err(ENOMEM);
@@ -363,7 +387,7 @@ pub trait Event: Sync + Sized + 'static {
 /// ```
 /// use kernel::{c_str, str::CString};
 /// use kernel::trace_event::{
-///     lock_events, Event, EventFile, EventNames, Fields, Registration, Targets, TraceSeq,
+///     lock_events, Event, EventFile, EventNames, Fields, Kind, Registration, Targets, TraceSeq,
 /// };
 ///
 /// // The targets, the system and the name.
@@ -398,7 +422,9 @@ pub trait Event: Sync + Sized + 'static {
 ///     let name = CString::try_from_fmt(kernel::fmt!("{name}"))?;
 ///     let lock = lock_events();
 ///     KBox::pin_init(
-///         Registration::new(&lock, &BUILTIN, |targets| Ok(Ev(targets, sys, name))),
+///         Registration::new(&lock, &BUILTIN, Kind::Dynamic, |targets| {
+///             Ok(Ev(targets, sys, name))
+///         }),
 ///         GFP_KERNEL,
 ///     )
 /// };
@@ -520,6 +546,7 @@ impl<T: Event> Registration<T> {
     pub fn new<'a>(
         lock: &'a EventLock,
         module: &'static ThisModule,
+        kind: Kind,
         make: impl FnOnce(Targets) -> Result<T> + 'a,
     ) -> impl PinInit<Self, Error> + 'a
     where
@@ -545,43 +572,64 @@ impl<T: Event> Registration<T> {
             },
             module,
             removed: AtomicBool::new(false),
-            // SAFETY: `class` points to the field's memory; all zero is a
-            // valid value of the C struct (its system is set with the
-            // call's names, below); `FIELDS` is a constant.
-            class <- Opaque::ffi_init(|class: *mut bindings::trace_event_class| unsafe {
-                ptr::write_bytes(class, 0, 1);
-                // C only reads the array (`trace_define_fields()`).
-                (*class).fields_array = Self::fields_array().as_ptr().cast_mut();
-                (*class).reg = Some(Self::reg);
-                let list = ptr::addr_of_mut!((*class).fields);
-                (*list).next = list;
-                (*list).prev = list;
+            class <- Opaque::ffi_init(|class: *mut bindings::trace_event_class| {
+                let value = bindings::trace_event_class {
+                    // C only reads the array (`trace_define_fields()`).
+                    fields_array: Self::fields_array().as_ptr().cast_mut(),
+                    reg: Some(Self::reg),
+                    // SAFETY: all zero is a valid `trace_event_class` (null
+                    // pointers, no callback); its system is set with the
+                    // call's names, below.
+                    ..unsafe { core::mem::zeroed() }
+                };
+                // SAFETY: `class` points to the field's memory, valid for
+                // writes.
+                unsafe { class.write(value) };
+                // SAFETY: `class` is initialised (above) and stays where it
+                // is (pinned): its empty field list points to itself
+                // (`INIT_LIST_HEAD()`).
+                unsafe {
+                    let list = ptr::addr_of_mut!((*class).fields);
+                    list.write(bindings::list_head { next: list, prev: list })
+                };
             }),
-            // SAFETY: `call` points to the field's memory; every other field
-            // is initialised (above) and pinned with `this`, and reachable
-            // from `call` before it is registered. The names are the data's,
-            // asked once: `data` is pinned in `this`, only shared, and
-            // dropped after the call is removed, so they outlive it.
-            call <- Opaque::try_ffi_init(|call: *mut bindings::trace_event_call| unsafe {
+            call <- Opaque::try_ffi_init(|call: *mut bindings::trace_event_call| {
                 let this = this.as_ptr();
-                let names = (*this).data.names();
-                ptr::write_bytes(call, 0, 1);
-                let class = Opaque::raw_get(ptr::addr_of!((*this).class));
-                (*class).system = names.system.as_char_ptr();
-                (*call).class = class;
-                (*call).__bindgen_anon_1.name = names.name.as_char_ptr();
+                // SAFETY: `data` is initialised (above) and pinned with
+                // `this`. The names are the data's, asked once: `data` is
+                // only shared, and dropped after the call is removed, so
+                // they outlive it.
+                let names = unsafe { (*this).data.names() };
+                // SAFETY: `class` is initialised (above) and pinned with
+                // `this`.
+                let class = unsafe { Opaque::raw_get(ptr::addr_of!((*this).class)) };
+                // SAFETY: the class is initialised, and the tracing core does
+                // not see it before the call is registered (below).
+                unsafe { (*class).system = names.system.as_char_ptr() };
+                let mut value = bindings::trace_event_call {
+                    class,
+                    print_fmt: names.print_fmt.as_char_ptr().cast_mut(),
+                    // A dynamic event, with its own reference count (each
+                    // reference also pins `module`: the series's "pin the
+                    // module" patch), of the kind perf and BPF take it for.
+                    flags: kind.flags() as _,
+                    module: module.as_ptr().cast(),
+                    // SAFETY: all zero is a valid `trace_event_call` (null
+                    // pointers, no callback, no type id yet).
+                    ..unsafe { core::mem::zeroed() }
+                };
+                value.__bindgen_anon_1.name = names.name.as_char_ptr();
                 // Every callback is set, so `register_trace_event()` writes
                 // none in (trace_output.c: it fills in the missing ones).
-                (*call).event.funcs = ptr::from_ref(Self::funcs()).cast_mut();
-                (*call).print_fmt = names.print_fmt.as_char_ptr().cast_mut();
-                // A kprobe event to perf and BPF, with its own reference
-                // count; each reference also pins `module` (the series's "pin the module" patch).
-                (*call).flags =
-                    (bindings::TRACE_EVENT_FL_KPROBE | bindings::TRACE_EVENT_FL_DYNAMIC) as _;
-                (*call).module = module.as_ptr().cast();
+                value.event.funcs = ptr::from_ref(Self::funcs()).cast_mut();
+                // SAFETY: `call` points to the field's memory, valid for
+                // writes.
+                unsafe { call.write(value) };
                 // INVARIANT: on success `call` is registered with `removed`
-                // false and everything it reaches initialised; on failure
-                // nothing is registered and the initialiser drops the rest.
+                // false and everything it reaches initialised (every other
+                // field is initialised above and pinned with `this`); on
+                // failure nothing is registered and the initialiser drops
+                // the rest.
                 add_event_call(lock, call, names.system, names.name)
             }),
             _pin: PhantomPinned,

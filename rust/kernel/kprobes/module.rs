@@ -3,15 +3,7 @@
 //! Being told when a module comes ([`ModuleNotifier`]), so that probes on
 //! it can be registered before its `init` runs.
 
-use crate::{
-    bindings,
-    error::to_result,
-    init::{self, PinInit},
-    prelude::*,
-    str::CStr,
-    types::Opaque,
-};
-use core::ptr;
+use crate::{bindings, error::to_result, init::PinInit, prelude::*, str::CStr, types::Opaque};
 
 /// Told when a module is coming (loaded, before its `init` runs).
 pub trait ModuleComing: Sync {
@@ -69,26 +61,26 @@ unsafe impl<T: ModuleComing + Send> Send for ModuleNotifier<T> {}
 impl<T: ModuleComing> ModuleNotifier<T> {
     /// Registers the notifier.
     pub fn new(data: T) -> impl PinInit<Self, Error> {
-        let init = |slot: *mut Opaque<bindings::notifier_block>| {
-            let nb = Opaque::raw_get(slot);
-            // SAFETY: `slot` is valid for writes; zero is the C initial state.
-            unsafe {
-                ptr::write_bytes(nb, 0, 1);
-                (*nb).notifier_call = Some(module_callback::<T>);
-                (*nb).priority = 2;
-            }
-            // INVARIANT: on success `nb` is registered, with `notifier_call`
-            // set to `module_callback::<T>` above; `data` is initialised
-            // before `nb`, and `drop` unregisters `nb`.
-            // SAFETY: initialised above; pinned until drop.
-            to_result(unsafe { bindings::register_module_notifier(nb) })
-        };
         try_pin_init!(Self {
             // Initialised before `nb` registers: the callback reads it.
             data,
-            // SAFETY: `init` initialises the slot or fails with nothing
-            // registered.
-            nb <- unsafe { init::pin_init_from_closure(init) },
+            nb <- Opaque::try_ffi_init(|nb: *mut bindings::notifier_block| {
+                let block = bindings::notifier_block {
+                    notifier_call: Some(module_callback::<T>),
+                    priority: 2,
+                    // SAFETY: all zero is a valid `notifier_block` (null
+                    // pointers, no function), its C initial state.
+                    ..unsafe { core::mem::zeroed() }
+                };
+                // SAFETY: `nb` is valid for writes.
+                unsafe { nb.write(block) };
+                // INVARIANT: on success `nb` is registered, with
+                // `notifier_call` set to `module_callback::<T>` above;
+                // `data` is initialised before `nb`, and `drop` unregisters
+                // `nb`.
+                // SAFETY: initialised above; pinned until drop.
+                to_result(unsafe { bindings::register_module_notifier(nb) })
+            }),
         })
     }
 

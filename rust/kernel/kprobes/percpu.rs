@@ -4,6 +4,9 @@
 //! scratch buffers ([`HitBuffers`]), and the CPU a handler runs on
 //! ([`processor_id`]).
 
+#[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
+mod x86_64;
+
 use crate::{bindings, error::Result, prelude::*};
 use core::{
     cell::UnsafeCell,
@@ -64,12 +67,9 @@ impl HitCounter {
     #[inline(always)]
     pub fn inc(&self) {
         #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
-        // SAFETY: `ptr` is a per-CPU address (type invariant), which x86-64
-        // reaches through the `%gs` segment base of the running CPU, exactly
-        // as `this_cpu_inc()` does (arch/x86/include/asm/percpu.h); a single
-        // `inc` cannot be torn by an interrupt or a migration.
+        // SAFETY: `ptr` is a live per-CPU allocation (type invariant).
         unsafe {
-            core::arch::asm!("incq %gs:({0})", in(reg) self.ptr, options(att_syntax, nostack))
+            x86_64::this_cpu_inc_u64(self.ptr)
         };
         #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
         // SAFETY: `ptr` is a live per-CPU allocation (type invariant).

@@ -220,10 +220,8 @@ impl<P: Provider> Type<P> {
         try_pin_init!(&this in Self {
             data <- data,
             _pin: PhantomPinned,
-            // SAFETY: `ops` points to the field's memory; `data` is
-            // initialised (above) and pinned with `this`.
-            ops <- Opaque::try_ffi_init(|ops: *mut Operations| unsafe {
-                ops.write(Operations {
+            ops <- Opaque::try_ffi_init(|ops: *mut Operations| {
+                let table = Operations {
                     list: bindings::list_head {
                         next: ptr::null_mut(),
                         prev: ptr::null_mut(),
@@ -233,10 +231,15 @@ impl<P: Provider> Type<P> {
                     is_busy: Some(Self::is_busy),
                     free: Some(Self::free),
                     match_: Some(Self::match_),
-                });
+                };
+                // SAFETY: `ops` points to the field's memory, valid for
+                // writes.
+                unsafe { ops.write(table) };
                 // INVARIANT: on success `ops` is in the core's list and the
                 // registry, with `data` initialised; no entry has `ops` yet.
-                register(TypeId::of::<P>(), this.as_ptr().cast(), ops, first)
+                // SAFETY: `ops` is initialised (above) and pinned with
+                // `this`, whose `data` is initialised and pinned too.
+                unsafe { register(TypeId::of::<P>(), this.as_ptr().cast(), ops, first) }
             }),
         }? Error)
     }
@@ -437,8 +440,13 @@ fn lock_ops() -> Guard<'static, (), MutexBackend> {
 }
 
 /// Puts `ty` in the registry and `ops` in the core's list.
+///
+/// # Safety
+///
+/// `ops` is an initialised `Operations` of the `Type` at `ty`, pinned until
+/// [`unregister`] takes it out.
 #[inline(never)]
-fn register(id: TypeId, ty: *const c_void, ops: *mut Operations, first: bool) -> Result {
+unsafe fn register(id: TypeId, ty: *const c_void, ops: *mut Operations, first: bool) -> Result {
     let guard = lock_ops();
     // SAFETY: the mutex is held (`guard`).
     let slots = unsafe { &mut *REGISTRY.0.get() };
@@ -452,7 +460,8 @@ fn register(id: TypeId, ty: *const c_void, ops: *mut Operations, first: bool) ->
     };
     drop(guard);
     r?;
-    // SAFETY: `ops` is initialised and pinned; the function takes the mutex.
+    // SAFETY: `ops` is initialised and pinned (the caller's guarantee); the
+    // function takes the mutex.
     let r = crate::error::to_result(unsafe {
         if first {
             dyn_event_register_first(ops)

@@ -63,7 +63,7 @@ pub type EventGuard = Guard<'static, EventLock, MutexBackend>;
 #[inline(never)]
 pub fn lock_events() -> EventGuard {
     // SAFETY: `event_mutex` is the tracing core's `DEFINE_MUTEX()` (declared
-    // in its private trace.h): initialised and never freed. `EventLock` has
+    // in <linux/trace_events.h>): initialised and never freed. `EventLock` has
     // no size and an alignment of one, and only this function and
     // `EventLock::assume_held` make one.
     let m: &'static Mutex<EventLock> =

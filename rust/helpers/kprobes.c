@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0
+
+#include <linux/percpu.h>
+
+/*
+ * kprobes::HitCounter: one u64 per CPU, as trace_kprobe.nhit
+ * (trace_kprobe.c:287). The Rust side increments with the x86-64 this-CPU
+ * instruction inline and uses kprobes_hit_counter_inc() elsewhere.
+ */
+u64 *rust_helper_kprobes_hit_counter_alloc(void)
+{
+	return (u64 __force *)alloc_percpu(u64);
+}
+
+void rust_helper_kprobes_hit_counter_free(u64 *c)
+{
+	free_percpu((u64 __percpu __force *)c);
+}
+
+void rust_helper_kprobes_hit_counter_inc(u64 *c)
+{
+	this_cpu_inc(*(u64 __percpu __force *)c);
+}
+
+void rust_helper_kprobes_hit_counter_add(u64 *c, u64 n)
+{
+	this_cpu_add(*(u64 __percpu __force *)c, n);
+}
+
+u64 rust_helper_kprobes_hit_counter_sum(u64 *c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += *per_cpu_ptr((u64 __percpu __force *)c, cpu);
+	return sum;
+}
