@@ -171,7 +171,7 @@ impl Drop for PerfRecord<'_> {
 }
 
 /// Where a probe handler finds the event's [`PerfCall`] while perf has the
-/// event open (the [`Targets`]' perf).
+/// event open (the [`Targets`](super::Targets)' perf).
 ///
 /// # Invariants
 ///
