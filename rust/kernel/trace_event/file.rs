@@ -70,6 +70,24 @@ impl EventFile {
         unsafe { bindings::__trace_trigger_soft_disabled(self.as_raw()) }
     }
 
+    /// `trace_event_record_reserve()` of `len` bytes into `rec`, with
+    /// `regs` (or null) for a stack trace: the record, or null. What
+    /// [`EventFile::reserve`] and [`EventFile::record_hit`] share.
+    #[inline(always)]
+    fn reserve_into(
+        &self,
+        rec: &mut MaybeUninit<bindings::trace_event_record>,
+        len: usize,
+        regs: *mut bindings::pt_regs,
+    ) -> *mut core::ffi::c_void {
+        // SAFETY: the file is valid (type invariant) and `rec` is valid for
+        // writes; `regs` is null or the registers of a hit, alive (and
+        // preemption off) while the caller's `&PtRegs` lives.
+        unsafe {
+            bindings::trace_event_record_reserve(rec.as_mut_ptr(), self.as_raw(), len as _, regs)
+        }
+    }
+
     /// Reserves a record of `len` bytes (the `trace_entry` header included
     /// and already filled in) in the instance's ring buffer, committed when
     /// the [`Reservation`] is dropped (`trace_event_record_reserve()`);
@@ -81,17 +99,10 @@ impl EventFile {
             return None;
         }
         let mut rec = MaybeUninit::<bindings::trace_event_record>::uninit();
-        // SAFETY: the file is valid (type invariant). Nothing of the
-        // reservation points into this frame, so it can move; the ring
-        // buffer keeps preemption off from the reserve to the commit.
-        let entry = unsafe {
-            bindings::trace_event_record_reserve(
-                rec.as_mut_ptr(),
-                self.as_raw(),
-                len as _,
-                ptr::null_mut(),
-            )
-        };
+        // Nothing of the reservation points into this frame, so it can
+        // move; the ring buffer keeps preemption off from the reserve to
+        // the commit.
+        let entry = self.reserve_into(&mut rec, len, ptr::null_mut());
         if entry.is_null() {
             return None;
         }
@@ -169,16 +180,7 @@ impl EventFile {
             }
         }
         let mut rec = MaybeUninit::<bindings::trace_event_record>::uninit();
-        // SAFETY: the file is valid (type invariant); preemption is off
-        // while `regs` lives (`PtRegs`' invariant), as the reserve wants.
-        let entry = unsafe {
-            bindings::trace_event_record_reserve(
-                rec.as_mut_ptr(),
-                self.as_raw(),
-                len as _,
-                regs.as_raw(),
-            )
-        };
+        let entry = self.reserve_into(&mut rec, len, regs.as_raw());
         if entry.is_null() {
             return;
         }
