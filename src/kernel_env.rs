@@ -15,9 +15,9 @@ use kernel::{
     bindings, kallsyms, nofault,
     prelude::*,
     ptrace::PtRegs,
+    seq_file::SeqFile,
     str::{CStr, CString},
     trace_event::TraceSeq,
-    tracefs::SeqFile,
 };
 
 use crate::probe::{

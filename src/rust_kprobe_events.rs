@@ -23,8 +23,8 @@
 //! Documentation/trace/rust-kprobetrace.rst for what is not there yet).
 
 use kernel::{
-    c_str, kprobes, prelude::*, str::CStr, sync::Arc, trace_event::dyn_event::Type, tracefs,
-    uaccess::UserSliceReader,
+    c_str, module_notifier, prelude::*, str::CStr, sync::Arc, trace_event::dyn_event::Type,
+    tracefs, uaccess::UserSliceReader,
 };
 
 mod kernel_env;
@@ -61,7 +61,7 @@ impl tracefs::Operations for EventsFile {
         Ok(())
     }
 
-    fn show(&self, m: &mut tracefs::SeqFile) -> Result {
+    fn show(&self, m: &mut kernel::seq_file::SeqFile) -> Result {
         self.0.data().show(&mut Raw(m))
     }
 
@@ -90,7 +90,7 @@ struct ProfileFile(Arc<Type<Probes>>);
 
 #[vtable]
 impl tracefs::Operations for ProfileFile {
-    fn show(&self, m: &mut tracefs::SeqFile) -> Result {
+    fn show(&self, m: &mut kernel::seq_file::SeqFile) -> Result {
         self.0.data().profile(&mut Raw(m))
     }
 }
@@ -98,7 +98,7 @@ impl tracefs::Operations for ProfileFile {
 /// Registers probes on modules as they load.
 struct Coming(Arc<Type<Probes>>);
 
-impl kprobes::ModuleComing for Coming {
+impl module_notifier::ModuleComing for Coming {
     fn coming(&self, name: &CStr) {
         self.0.data().module_coming(name.as_bytes());
     }
@@ -107,7 +107,7 @@ impl kprobes::ModuleComing for Coming {
 struct RustKprobeEvents {
     _events: Pin<KBox<tracefs::File<EventsFile>>>,
     _profile: Pin<KBox<tracefs::File<ProfileFile>>>,
-    _coming: Pin<KBox<kprobes::ModuleNotifier<Coming>>>,
+    _coming: Pin<KBox<module_notifier::ModuleNotifier<Coming>>>,
     probes: Arc<Type<Probes>>,
 }
 
@@ -138,7 +138,9 @@ impl kernel::Module for RustKprobeEvents {
             GFP_KERNEL,
         )?;
         let coming = KBox::pin_init(
-            kprobes::ModuleNotifier::new(Coming(probes.clone())),
+            // After the other module notifiers, as the C kprobe events'
+            // (trace_kprobe.c:728).
+            module_notifier::ModuleNotifier::new(2, Coming(probes.clone())),
             GFP_KERNEL,
         )?;
         if let Some(list) = kprobe_event.value() {

@@ -55,6 +55,7 @@ use kernel::{
     c_str,
     kprobes::{self, HitBuffers},
     prelude::*,
+    seq_file::SeqFile,
     str::CStr,
     sync::{Arc, Mutex},
     trace_event::{
@@ -62,7 +63,6 @@ use kernel::{
         dyn_event::{self, Args as DynArgs, Entry, Type},
         lock_events, EventLock,
     },
-    tracefs::SeqFile,
     ThisModule,
 };
 

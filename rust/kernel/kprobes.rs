@@ -14,10 +14,8 @@
 //!
 //! C header: [`include/linux/kprobes.h`](srctree/include/linux/kprobes.h)
 
-mod module;
 mod percpu;
 
-pub use module::{ModuleComing, ModuleNotifier};
 pub use percpu::{processor_id, HitBuffers, HitCounter, HIT_BUFFER_SIZE};
 
 use crate::{

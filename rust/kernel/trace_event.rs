@@ -891,10 +891,20 @@ impl<T: Event> PinnedDrop for Registration<T> {
         // INVARIANT: once this returns, `call` is no longer registered.
         // `removed` is not set: nothing reads it after the drop.
         // `event_mutex` is held only inside each try.
-        crate::tracefs::wait_until(
-            "trace_event: waiting for the users of a busy event to let go",
-            || remove_event_call(&lock_events(), this.call.get()).is_ok(),
-        );
+        let mut warned = false;
+        while remove_event_call(&lock_events(), this.call.get()).is_err() {
+            if !warned {
+                crate::pr_warn!("trace_event: waiting for the users of a busy event to let go\n");
+                warned = true;
+            }
+            // A poll, not a wait: the tracing core does not tell a provider
+            // when the last reference of a busy event is dropped
+            // (`trace_event_put_ref()` decrements `refcnt` and calls nothing
+            // the provider sees; only enabling and perf go through `reg`).
+            // SAFETY: no preconditions; a drop in process context without
+            // spinlocks held may sleep (`lock_events()` just slept).
+            unsafe { bindings::msleep(10) };
+        }
     }
 }
 

@@ -19,56 +19,18 @@ use crate::{
     bindings,
     error::{from_err_ptr, from_result, to_result, Result},
     prelude::*,
+    seq_file::SeqFile,
     str::CStr,
+    sync::{CondVar, SpinLock},
     types::Opaque,
     uaccess::{UserPtr, UserSlice, UserSliceReader},
     ThisModule,
 };
 use core::{
     ffi::c_void,
-    fmt,
     marker::{PhantomData, PhantomPinned},
     ptr,
-    sync::atomic::{AtomicUsize, Ordering},
 };
-
-/// A `seq_file` being filled by [`Operations::show`].
-///
-/// # Invariants
-///
-/// Wraps a valid `seq_file` for the duration of the `show` call.
-#[repr(transparent)]
-pub struct SeqFile(Opaque<bindings::seq_file>);
-
-impl SeqFile {
-    /// Borrows the `seq_file` at `ptr` exclusively as a [`SeqFile`] for `'a`.
-    ///
-    /// # Safety
-    ///
-    /// `ptr` must be a valid `seq_file` for the lifetime `'a`, not used
-    /// elsewhere meanwhile.
-    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::seq_file) -> &'a mut Self {
-        // INVARIANT: the caller guarantees that `ptr` is a valid `seq_file`
-        // for `'a`, as long as the returned reference can be used.
-        // SAFETY: `repr(transparent)`; validity by the caller.
-        unsafe { &mut *ptr.cast::<Self>() }
-    }
-
-    /// Appends raw bytes.
-    pub fn put(&mut self, bytes: &[u8]) {
-        // SAFETY: by the type invariant the `seq_file` is valid; `bytes` is
-        // valid for reads of its length. An overflow is recorded by the
-        // `seq_file`, which retries with a bigger buffer.
-        unsafe { bindings::seq_write(self.0.get(), bytes.as_ptr().cast(), bytes.len()) };
-    }
-}
-
-impl fmt::Write for SeqFile {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.put(s.as_bytes());
-        Ok(())
-    }
-}
 
 /// What a tracefs file does.
 #[vtable]
@@ -113,7 +75,7 @@ pub trait Operations: Sync + Sized {
 ///
 /// #[vtable]
 /// impl tracefs::Operations for Hello {
-///     fn show(&self, m: &mut tracefs::SeqFile) -> Result {
+///     fn show(&self, m: &mut kernel::seq_file::SeqFile) -> Result {
 ///         m.put(b"hello\n");
 ///         Ok(())
 ///     }
@@ -162,11 +124,13 @@ pub trait Operations: Sync + Sized {
 /// creation until the drop clears it (under the inode lock), the inode's
 /// private pointer is `shared`, whose `data` is `self.data`; `node.1` holds
 /// a reference to the file's inode until the drop. `shared.opens`
-/// counts the opens that found `shared` and have not been released; each
+/// counts the opens that found `shared` and have not been released, and
+/// `shared.released` is notified when it drops to 0; each
 /// holds a reference to `shared.module`.
 #[pin_data(PinnedDrop)]
 pub struct File<T: Operations> {
     data: T,
+    #[pin]
     shared: Shared,
     node: (*mut bindings::dentry, *mut bindings::inode),
     #[pin]
@@ -180,11 +144,20 @@ unsafe impl<T: Operations + Send> Send for File<T> {}
 
 /// What the kernel crate's file operations find through the inode and the
 /// open file: the `T`, its callbacks, its module, and the count of opens.
+#[pin_data]
 struct Shared {
     data: *const c_void,
     vtable: &'static VTable,
     module: *mut bindings::module,
-    opens: AtomicUsize,
+    /// The opens that found this `Shared` and are not released yet.
+    #[pin]
+    opens: SpinLock<usize>,
+    /// Notified when `opens` drops to 0, for the `File`'s drop. A spinlock,
+    /// not a mutex: the last `put()` lets go of it as its last use of the
+    /// `Shared`, which the waiter then frees (`mutex_unlock()` may touch a
+    /// mutex after another task took it).
+    #[pin]
+    released: CondVar,
 }
 
 /// `T`'s side of the file operations, monomorphised in `T`'s crate.
@@ -213,13 +186,14 @@ impl<T: Operations> File<T> {
         // `data` and `shared` comes last, and an error there drops `data`.
         try_pin_init!(&this in Self {
             data,
-            shared: Shared {
+            shared <- pin_init!(Shared {
                 // SAFETY: the address of a field of the pinned slot, not read.
                 data: unsafe { ptr::addr_of!((*this.as_ptr()).data) }.cast(),
                 vtable: &Adapter::<T>::VTABLE,
                 module: module.as_ptr(),
-                opens: AtomicUsize::new(0),
-            },
+                opens <- crate::new_spinlock!(0, "tracefs::File::opens"),
+                released <- crate::new_condvar!("tracefs::File::released"),
+            }),
             // INVARIANT: the dentry is the file `create_file()` made, whose
             // inode has `shared` (with `data`, both initialised above and
             // pinned with `this`) as its private pointer, and the inode
@@ -251,22 +225,6 @@ impl<T: Operations> PinnedDrop for File<T> {
     }
 }
 
-/// Sleeps in steps of 10 ms until `done()` returns true, warning once with
-/// `what` if it did not at first: how a drop waits for users it cannot
-/// refuse (open files here, a busy event in `trace_event`). Process context
-/// without spinlocks held.
-pub(crate) fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let mut warned = false;
-    while !done() {
-        if !warned {
-            crate::pr_warn!("{}\n", what);
-            warned = true;
-        }
-        // SAFETY: no preconditions; the caller may sleep.
-        unsafe { bindings::msleep(10) };
-    }
-}
-
 /// Removes a `File`'s file and waits until nothing reaches `shared`. Not
 /// generic: `tracefs_remove()` is not exported to modules.
 ///
@@ -288,10 +246,14 @@ unsafe fn remove_file(dentry: *mut bindings::dentry, inode: *mut bindings::inode
     }
     // The files open now (and opens that found `shared` before) use
     // `shared` and the data until their release.
-    wait_until(
-        "tracefs: waiting for the open files of a removed file",
-        || shared.opens.load(Ordering::Acquire) == 0,
-    );
+    let mut opens = shared.opens.lock();
+    if *opens != 0 {
+        crate::pr_warn!("tracefs: waiting for the open files of a removed file\n");
+    }
+    while *opens != 0 {
+        shared.released.wait(&mut opens);
+    }
+    drop(opens);
     // SAFETY: the reference taken by `create_file()`.
     unsafe { bindings::iput(inode) };
 }
@@ -378,7 +340,7 @@ unsafe extern "C" fn open(
                 // INVARIANT: this open found `shared` and holds the module
                 // reference taken above: it is counted until `put()`.
                 // The `File` waits for this count before it goes.
-                (*shared).opens.fetch_add(1, Ordering::Relaxed);
+                *(*shared).opens.lock() += 1;
             }
             bindings::inode_unlock(inode);
             if !taken {
@@ -406,8 +368,16 @@ unsafe fn put(shared: *const Shared) {
     let module = unsafe { (*shared).module };
     // INVARIANT: this open ends; the module reference it held is dropped
     // just below, and is no longer counted by `opens`.
-    // SAFETY: as above; after this, `shared` is not used.
-    unsafe { (*shared).opens.fetch_sub(1, Ordering::Release) };
+    // SAFETY: as above.
+    let shared = unsafe { &*shared };
+    let mut opens = shared.opens.lock();
+    *opens -= 1;
+    if *opens == 0 {
+        shared.released.notify_all();
+    }
+    // The unlock is the last use of `shared`: the `File`'s drop, woken
+    // above, takes the lock before it reads the count and goes on.
+    drop(opens);
     // SAFETY: the reference `open()` took. This function is built-in code,
     // so returning from it after the module went is fine.
     unsafe { bindings::module_put(module) };

@@ -18,13 +18,13 @@ use crate::{
     bindings,
     error::from_result,
     prelude::*,
+    seq_file::SeqFile,
     str::CStr,
     sync::{
         lock::{mutex::MutexBackend, Guard},
         Mutex,
     },
     trace_event::{lock_events, EventLock},
-    tracefs::SeqFile,
     types::Opaque,
 };
 use core::{
@@ -118,7 +118,7 @@ static REGISTRY: Registry = Registry(UnsafeCell::new([None; 4]));
 /// use kernel::str::CStr;
 /// use kernel::trace_event::dyn_event::{Args, Entry, Provider, Type};
 /// use kernel::trace_event::{lock_events, EventLock};
-/// use kernel::tracefs::SeqFile;
+/// use kernel::seq_file::SeqFile;
 ///
 /// struct Ty;
 ///

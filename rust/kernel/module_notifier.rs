@@ -1,26 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Being told when a module comes ([`ModuleNotifier`]), so that probes on
-//! it can be registered before its `init` runs.
+//! Being told when a module comes ([`ModuleNotifier`]): loaded, and its
+//! `init` not run yet, as probes on its functions need to be registered.
+//!
+//! C header: [`include/linux/module.h`](srctree/include/linux/module.h)
 
 use crate::{bindings, error::to_result, init::PinInit, prelude::*, str::CStr, types::Opaque};
 
 /// Told when a module is coming (loaded, before its `init` runs).
 pub trait ModuleComing: Sync {
-    /// Module `name` is coming: probes on its symbols can be registered
-    /// now. Process context; may sleep.
+    /// Module `name` is coming: its symbols are known and its `init` has
+    /// not run. Process context; may sleep.
     fn coming(&self, name: &CStr);
 }
 
 /// A module notifier (`register_module_notifier()`) calling
-/// [`ModuleComing::coming`], after the kprobe core's own notifier (as the C
-/// kprobe events do, priority 2).
+/// [`ModuleComing::coming`]. The chain calls its notifiers by priority,
+/// highest first (the C kprobe events register theirs at 2,
+/// trace_kprobe.c:728; the kprobe core's is at 0, kprobes.c:2688).
 ///
 /// # Examples
 ///
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
-/// use kernel::kprobes::{ModuleComing, ModuleNotifier};
+/// use kernel::module_notifier::{ModuleComing, ModuleNotifier};
 /// use kernel::str::CStr;
 ///
 /// struct Count(AtomicUsize);
@@ -31,8 +34,8 @@ pub trait ModuleComing: Sync {
 ///     }
 /// }
 ///
-/// let n = KBox::pin_init(ModuleNotifier::new(Count(AtomicUsize::new(0))), GFP_KERNEL)?;
-/// let m = KBox::pin_init(ModuleNotifier::new(Count(AtomicUsize::new(0))), GFP_KERNEL)?;
+/// let n = KBox::pin_init(ModuleNotifier::new(0, Count(AtomicUsize::new(0))), GFP_KERNEL)?;
+/// let m = KBox::pin_init(ModuleNotifier::new(0, Count(AtomicUsize::new(0))), GFP_KERNEL)?;
 /// // No module loads while the doctests run (module loads are tested by
 /// // kprobe_module.tc and the module's own tests).
 /// assert_eq!(n.data().0.load(Ordering::Relaxed), 0);
@@ -59,15 +62,15 @@ unsafe impl<T: ModuleComing> Sync for ModuleNotifier<T> {}
 unsafe impl<T: ModuleComing + Send> Send for ModuleNotifier<T> {}
 
 impl<T: ModuleComing> ModuleNotifier<T> {
-    /// Registers the notifier.
-    pub fn new(data: T) -> impl PinInit<Self, Error> {
+    /// Registers the notifier with `priority`.
+    pub fn new(priority: i32, data: T) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             // Initialised before `nb` registers: the callback reads it.
             data,
             nb <- Opaque::try_ffi_init(|nb: *mut bindings::notifier_block| {
                 let block = bindings::notifier_block {
                     notifier_call: Some(module_callback::<T>),
-                    priority: 2,
+                    priority,
                     // SAFETY: all zero is a valid `notifier_block` (null
                     // pointers, no function), its C initial state.
                     ..unsafe { core::mem::zeroed() }
