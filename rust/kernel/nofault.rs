@@ -126,8 +126,7 @@ pub fn read_user(addr: usize, dst: &mut [u8]) -> Result {
 fn nofault_result(ret: i32) -> Result {
     match ret {
         0 => Ok(()),
-        // (Not `ERANGE.to_errno()`: not inline, a call here, on the hit.)
-        r if r == -(bindings::ERANGE as i32) => Err(ERANGE),
+        r if r == ERANGE.to_errno() => Err(ERANGE),
         _ => Err(EFAULT),
     }
 }

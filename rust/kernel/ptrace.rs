@@ -12,12 +12,13 @@ use core::ptr;
 /// handler sees them. The named registers are x86-64's (`ip`, `sp`, `ax`);
 /// elsewhere only [`PtRegs::register`] (by offset) is there.
 ///
-/// Only the kernel crate's probes ([`kprobes`](crate::kprobes)) make a
-/// `&PtRegs`, for the duration of a handler call, so holding one also shows
-/// that the holder runs in a probe handler with preemption disabled: the
-/// kprobe core runs every handler so (the ftrace path under
-/// `ftrace_test_recursion_trylock()`, the int3 path with interrupts off,
-/// kretprobe returns under `preempt_disable_notrace()` in
+/// A `&PtRegs` is made only by [`PtRegs::from_raw`], whose caller promises
+/// that preemption stays disabled meanwhile, so holding one also shows that
+/// the holder cannot change CPU. The kernel crate's probes
+/// ([`kprobes`](crate::kprobes)) make one for the duration of a handler
+/// call, which the kprobe core runs with preemption disabled (the ftrace
+/// path under `ftrace_test_recursion_trylock()`, the int3 path with
+/// interrupts off, kretprobe returns under `preempt_disable_notrace()` in
 /// `rethook_trampoline_handler()`). APIs that need a stable CPU take one as
 /// proof (the trace_event module's `PerfCall::reserve`). `PtRegs` is not
 /// `Sync`, so the reference cannot leave the handler's CPU.
@@ -37,7 +38,7 @@ impl PtRegs {
     /// `ptr` must point to a `struct pt_regs` valid for reads during `'a`,
     /// and preemption must stay disabled during `'a` (a handler call).
     #[inline]
-    pub(crate) unsafe fn from_raw<'a>(ptr: *const bindings::pt_regs) -> &'a Self {
+    pub unsafe fn from_raw<'a>(ptr: *const bindings::pt_regs) -> &'a Self {
         // SAFETY: `PtRegs` is `repr(transparent)` over `Opaque<pt_regs>`,
         // which has the layout of `pt_regs`; the caller guarantees validity.
         // INVARIANT: the caller guarantees validity, and preemption off,

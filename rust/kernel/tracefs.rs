@@ -22,7 +22,6 @@ use crate::{
     seq_file::SeqFile,
     str::CStr,
     sync::{CondVar, SpinLock},
-    types::Opaque,
     uaccess::{UserPtr, UserSlice, UserSliceReader},
     ThisModule,
 };
