@@ -71,6 +71,11 @@ impl Env for FakeEnv {
     fn file_dentry_offset(&self) -> usize {
         0x48
     }
+
+    /// The test and ref kernels' (x86-64 without KASAN).
+    fn stack_words(&self) -> u64 {
+        2048
+    }
 }
 
 impl ArgList for Vec<Arg> {

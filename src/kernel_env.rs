@@ -146,6 +146,10 @@ impl Env for KernelEnv {
     fn file_dentry_offset(&self) -> usize {
         offset_of!(bindings::file, f_path) + offset_of!(bindings::path, dentry)
     }
+
+    fn stack_words(&self) -> u64 {
+        kernel::ptrace::STACK_WORDS as u64
+    }
 }
 
 /// `kallsyms_lookup_name()` for `@SYM` arguments.

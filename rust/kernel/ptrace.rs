@@ -8,6 +8,12 @@
 use crate::{bindings, types::Opaque};
 use core::ptr;
 
+/// The words of a task's kernel stack, `THREAD_SIZE / sizeof(long)` (2048
+/// on x86-64, 4096 with generic KASAN, which doubles the stack): no word
+/// [`PtRegs::stack_nth`] reads from `STACK_WORDS` on is on the stack. C's
+/// probe events take `$stackN` and `$argN` up to it (`PARAM_MAX_STACK`).
+pub const STACK_WORDS: usize = bindings::THREAD_SIZE / core::mem::size_of::<usize>();
+
 /// The registers of the interrupted context (`struct pt_regs`), as a probe
 /// handler sees them. The named registers are x86-64's (`ip`, `sp`, `ax`);
 /// elsewhere only [`PtRegs::register`] (by offset) is there.

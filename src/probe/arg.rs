@@ -28,8 +28,6 @@ pub const MAX_ARG_NAME_LEN: usize = 32;
 pub const MAX_ARRAY_LEN: u32 = 64;
 /// Largest fixed part of a record (`MAX_PROBE_EVENT_SIZE`).
 pub const MAX_PROBE_EVENT_SIZE: usize = 3072;
-/// Largest `$stackN` / `$argN` (`THREAD_SIZE / sizeof(long)`, x86_64).
-pub const PARAM_MAX_STACK: u64 = 2048;
 /// Most arguments of a probe (`MAX_TRACE_ARGS`).
 pub const MAX_TRACE_ARGS: usize = 128;
 
@@ -346,6 +344,10 @@ pub struct Ctx<'a> {
     pub offset: usize,
     /// Entry data of a return probe.
     pub entry: &'a mut EntryArgs,
+    /// The largest `$stackN` and `$argN` ([`Env::stack_words`]).
+    ///
+    /// [`Env::stack_words`]: super::command::Env::stack_words
+    pub max_stack: u64,
 }
 
 impl Ctx<'_> {
@@ -729,12 +731,14 @@ fn parse_var(s: &[u8], code: &mut Program, ci: usize, ctx: &mut Ctx<'_>) -> PRes
             let Ok(n) = kstrtoul(rest, 10) else {
                 return Err(ctx.err(Code::BadVar, ctx.offset));
             };
-            if n > PARAM_MAX_STACK {
+            if n > ctx.max_stack {
                 return Err(ctx.err(Code::BadStackNum, ctx.offset));
             }
+            let Ok(param) = u16::try_from(n) else {
+                return Err(ctx.err(Code::BadStackNum, ctx.offset));
+            };
             Insn {
-                // At most PARAM_MAX_STACK (checked above).
-                param: n as u16,
+                param,
                 ..Insn::new(Op::Stack)
             }
         } else {
@@ -746,10 +750,12 @@ fn parse_var(s: &[u8], code: &mut Program, ci: usize, ctx: &mut Ctx<'_>) -> PRes
         let Ok(n) = kstrtoul(rest, 10) else {
             return Err(ctx.err(Code::BadVar, ctx.offset));
         };
-        if n == 0 || n > PARAM_MAX_STACK {
+        if n == 0 || n > ctx.max_stack {
             return Err(ctx.err(Code::BadArgNum, ctx.offset));
         }
-        let n = (n - 1) as u16;
+        let Ok(n) = u16::try_from(n - 1) else {
+            return Err(ctx.err(Code::BadArgNum, ctx.offset));
+        };
         if ctx.flags.is_function_entry() {
             Insn {
                 param: n,

@@ -59,6 +59,11 @@ pub trait Env {
 
     /// `offsetof(struct file, f_path.dentry)`.
     fn file_dentry_offset(&self) -> usize;
+
+    /// `PARAM_MAX_STACK`, `THREAD_SIZE / sizeof(long)`: the largest
+    /// `$stackN` and `$argN` (2048 on x86-64, 4096 with generic KASAN,
+    /// which doubles the kernel stack).
+    fn stack_words(&self) -> u64;
 }
 
 /// Growable storage for a probe's arguments: the caller's (a `Vec` on the
@@ -448,6 +453,7 @@ pub fn parse<'l, A: ArgList>(
             index: i + 2,
             offset: 0,
             entry: &mut probe.entry,
+            max_stack: env.stack_words(),
         };
         let a = arg::parse(
             tokens.get(line, i + 2),

@@ -82,8 +82,8 @@ pub struct Insn {
     /// Length of that text.
     pub data_len: u8,
     /// Register offset, stack index, argument number, loop count (all
-    /// below `PARAM_MAX_STACK`, 2048); [`Insn::SYMBOL`] on an `@SYM`
-    /// immediate.
+    /// at most `PARAM_MAX_STACK`, `THREAD_SIZE / sizeof(long)`);
+    /// [`Insn::SYMBOL`] on an `@SYM` immediate.
     pub param: u16,
     /// Dereference or store offset; for `Imm`, the value's bits
     /// ([`Insn::imm`]). One field for both keeps an instruction at 16

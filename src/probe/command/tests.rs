@@ -336,3 +336,58 @@ fn many_tokens_echo() {
     assert_eq!(words[1025], b"x1023");
     assert_eq!(words[1501], b"x1499");
 }
+
+/// `$stackN` and `$argN` go up to the kernel's `THREAD_SIZE / 8`
+/// (`PARAM_MAX_STACK`), which [`super::Env::stack_words`] gives: 2048 on
+/// the test kernels, 4096 on the KASAN one (`debug`), as C's limit there.
+#[test]
+fn stack_limit_is_the_kernels() {
+    /// [`crate::fake::FakeEnv`] with a KASAN kernel's stack.
+    struct Kasan;
+    impl super::Env for Kasan {
+        fn validate_symbol(&self, symbol: &[u8]) -> Result<(), i32> {
+            crate::fake::FakeEnv.validate_symbol(symbol)
+        }
+        fn on_func_entry(&self, symbol: &[u8], offset: u64) -> Result<(), i32> {
+            crate::fake::FakeEnv.on_func_entry(symbol, offset)
+        }
+        fn hash_pointer(&self, addr: u64) -> u64 {
+            crate::fake::FakeEnv.hash_pointer(addr)
+        }
+        fn dentry_name_offset(&self) -> usize {
+            crate::fake::FakeEnv.dentry_name_offset()
+        }
+        fn file_dentry_offset(&self) -> usize {
+            crate::fake::FakeEnv.file_dentry_offset()
+        }
+        fn stack_words(&self) -> u64 {
+            4096
+        }
+    }
+    use super::Env as _;
+    let kasan = |line: &str| {
+        let mut tokens = std::boxed::Box::new(super::Tokens::new());
+        super::parse(line.as_bytes(), &mut tokens, &Kasan, std::vec::Vec::new())
+            .map(|p| p.is_some())
+            .map_err(|e| e.code())
+    };
+    for spec in [
+        "p vfs_read $stack4096",
+        "p vfs_read $arg4096",
+        "r vfs_read $arg4096",
+    ] {
+        assert_eq!(kasan(spec), Ok(true), "{spec}");
+        check_error(
+            &spec.replace("$", "^$").replace("4096", "2049"),
+            if spec.contains("stack") {
+                Code::BadStackNum
+            } else {
+                Code::BadArgNum
+            },
+        );
+    }
+    assert_eq!(kasan("p vfs_read $stack4097"), Err(Some(Code::BadStackNum)));
+    assert_eq!(kasan("p vfs_read $arg4097"), Err(Some(Code::BadArgNum)));
+    assert!(parse("p vfs_read $stack2048").is_ok());
+    assert!(parse("p vfs_read $arg2048").is_ok());
+}
