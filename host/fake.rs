@@ -4,6 +4,7 @@
 
 use std::vec::Vec;
 
+use crate::probe::arch::{Arch, X86_64};
 use crate::probe::arg::{Arg, Parsed};
 use crate::probe::command::{self, ArgList, Env, Probe, Tokens};
 use crate::probe::error::{caret_position, errno, ParseError};
@@ -72,6 +73,10 @@ impl Env for FakeEnv {
         0x48
     }
 
+    fn arch(&self) -> &'static Arch {
+        &X86_64
+    }
+
     /// The test and ref kernels' (x86-64 without KASAN).
     fn stack_words(&self) -> u64 {
         2048
@@ -120,8 +125,10 @@ use std::boxed::Box;
 /// A fake machine: registers, a stack, kernel and user memory regions,
 /// symbols. Every string read is counted.
 pub struct FakeMachine {
+    /// The architecture whose `pt_regs` [`FakeMachine::regs`] is.
+    pub arch: &'static Arch,
     /// `pt_regs`, by byte offset / 8.
-    pub regs: [u64; 21],
+    pub regs: Vec<u64>,
     /// Stack words from `sp` up.
     pub stack: Vec<u64>,
     /// Kernel memory: (address, bytes).
@@ -144,19 +151,26 @@ pub struct FakeMachine {
 /// `TASK_SIZE` of the fake machine (4-level paging).
 pub const TASK_SIZE: u64 = 0x7fff_ffff_f000;
 
-/// `TASK_SIZE_MAX` with 5-level paging: no task's `TASK_SIZE` is above it.
-pub const TASK_SIZE_BOUND: u64 = (1 << 56) - 4096;
-
-/// A 32-bit task's `TASK_SIZE` with the 3 GB personality: no task's is below it.
-pub const TASK_SIZE_FLOOR: u64 = 0xc000_0000;
-
 impl FakeMachine {
-    /// Registers all zero, nothing mapped, comm "busybox".
+    /// An x86-64 machine: registers all zero, nothing mapped, comm
+    /// "busybox".
     pub fn new() -> Self {
+        Self::with_arch(&X86_64)
+    }
+
+    /// [`FakeMachine::new`] with the registers of `arch`.
+    pub fn with_arch(arch: &'static Arch) -> Self {
         let mut comm = [0u8; 16];
         comm[..7].copy_from_slice(b"busybox");
+        let words = arch
+            .registers
+            .iter()
+            .map(|r| r.offset / 8 + 1)
+            .max()
+            .unwrap_or(0);
         FakeMachine {
-            regs: [0; 21],
+            arch,
+            regs: std::vec![0; words as usize],
             stack: Vec::new(),
             kmem: Vec::new(),
             umem: Vec::new(),
@@ -170,7 +184,7 @@ impl FakeMachine {
 
     /// Sets a register by name.
     pub fn set(&mut self, reg: &str, v: u64) {
-        let off = crate::probe::regs::offset_of(reg.as_bytes()).expect("register");
+        let off = self.arch.register_offset(reg.as_bytes()).expect("register");
         self.regs[off as usize / 8] = v;
     }
 
@@ -202,6 +216,9 @@ impl FakeMachine {
 use crate::probe::fetch::{Fault, Machine};
 
 impl Machine for FakeMachine {
+    fn arch(&self) -> &'static Arch {
+        self.arch
+    }
     fn reg(&self, offset: u32) -> u64 {
         self.regs.get(offset as usize / 8).copied().unwrap_or(0)
     }
@@ -209,20 +226,14 @@ impl Machine for FakeMachine {
         self.stack.get(n as usize).copied().unwrap_or(0)
     }
     fn stack_pointer(&self) -> u64 {
-        self.reg(152)
+        self.reg(self.arch.stack_pointer)
     }
     fn retval(&self) -> u64 {
-        self.reg(80)
+        self.reg(self.arch.return_value)
     }
     fn task_size(&self) -> u64 {
         self.task_size_asks.set(self.task_size_asks.get() + 1);
         self.task_size
-    }
-    fn task_size_bound(&self) -> u64 {
-        TASK_SIZE_BOUND
-    }
-    fn task_size_floor(&self) -> u64 {
-        TASK_SIZE_FLOOR
     }
     fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), Fault> {
         let Some(src) = Self::find(&self.kmem, addr, dst.len()) else {

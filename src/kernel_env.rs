@@ -21,9 +21,70 @@ use kernel::{
 };
 
 use crate::probe::{
+    arch::{self, Arch},
     command::{split_module, Env},
     error::errno,
     fetch, output, text,
+};
+
+/// Whether `%name` has `offset` in the probe language's table of this
+/// architecture (`arch::NATIVE`), for the build-time checks below.
+const fn native_at(name: &str, offset: usize) -> bool {
+    matches!(arch::NATIVE.offset_of(name), Some(o) if o as usize == offset)
+}
+
+// Every `%REG` of the language's x86-64 table names this kernel's
+// `struct pt_regs` field at its offset (21 names, all checked), and the
+// argument registers, stack pointer, return value and user-address bounds
+// are the kernel's (`nofault`, `regs_get_kernel_argument()`).
+#[cfg(CONFIG_X86_64)]
+const _: () = {
+    use bindings::pt_regs as R;
+    assert!(arch::NATIVE.registers.len() == 21);
+    assert!(native_at("r15", offset_of!(R, r15)));
+    assert!(native_at("r14", offset_of!(R, r14)));
+    assert!(native_at("r13", offset_of!(R, r13)));
+    assert!(native_at("r12", offset_of!(R, r12)));
+    assert!(native_at("bp", offset_of!(R, bp)));
+    assert!(native_at("bx", offset_of!(R, bx)));
+    assert!(native_at("r11", offset_of!(R, r11)));
+    assert!(native_at("r10", offset_of!(R, r10)));
+    assert!(native_at("r9", offset_of!(R, r9)));
+    assert!(native_at("r8", offset_of!(R, r8)));
+    assert!(native_at("ax", offset_of!(R, ax)));
+    assert!(native_at("cx", offset_of!(R, cx)));
+    assert!(native_at("dx", offset_of!(R, dx)));
+    assert!(native_at("si", offset_of!(R, si)));
+    assert!(native_at("di", offset_of!(R, di)));
+    assert!(native_at("orig_ax", offset_of!(R, orig_ax)));
+    assert!(native_at("ip", offset_of!(R, ip)));
+    // `cs` and `ss` are each the first member of an anonymous union.
+    assert!(native_at("cs", offset_of!(R, __bindgen_anon_1)));
+    assert!(native_at("flags", offset_of!(R, flags)));
+    assert!(native_at("sp", offset_of!(R, sp)));
+    assert!(native_at("ss", offset_of!(R, __bindgen_anon_2)));
+    let args = [
+        offset_of!(R, di),
+        offset_of!(R, si),
+        offset_of!(R, dx),
+        offset_of!(R, cx),
+        offset_of!(R, r8),
+        offset_of!(R, r9),
+    ];
+    assert!(arch::NATIVE.argument_registers.len() == args.len());
+    let mut i = 0;
+    while i < args.len() {
+        assert!(arch::NATIVE.argument_registers[i] as usize == args[i]);
+        i += 1;
+    }
+    assert!(matches!(
+        arch::NATIVE.stack_arguments,
+        arch::StackArguments::From { first: 1 }
+    ));
+    assert!(arch::NATIVE.stack_pointer as usize == offset_of!(R, sp));
+    assert!(arch::NATIVE.return_value as usize == offset_of!(R, ax));
+    assert!(arch::NATIVE.task_size_bound == nofault::TASK_SIZE_BOUND as u64);
+    assert!(arch::NATIVE.task_size_floor == nofault::TASK_SIZE_FLOOR as u64);
 };
 
 /// Parse-time environment.
@@ -147,6 +208,10 @@ impl Env for KernelEnv {
         offset_of!(bindings::file, f_path) + offset_of!(bindings::path, dentry)
     }
 
+    fn arch(&self) -> &'static Arch {
+        arch::NATIVE
+    }
+
     fn stack_words(&self) -> u64 {
         kernel::ptrace::STACK_WORDS as u64
     }
@@ -177,6 +242,10 @@ impl<'a> HitMachine<'a> {
 }
 
 impl fetch::Machine for HitMachine<'_> {
+    #[inline(always)]
+    fn arch(&self) -> &'static Arch {
+        arch::NATIVE
+    }
     #[inline]
     fn reg(&self, offset: u32) -> u64 {
         self.regs.register(offset)
@@ -202,14 +271,6 @@ impl fetch::Machine for HitMachine<'_> {
             }
             t => t,
         }
-    }
-    #[inline(always)]
-    fn task_size_bound(&self) -> u64 {
-        nofault::TASK_SIZE_BOUND as u64
-    }
-    #[inline(always)]
-    fn task_size_floor(&self) -> u64 {
-        nofault::TASK_SIZE_FLOOR as u64
     }
     #[inline]
     fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), fetch::Fault> {

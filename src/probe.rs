@@ -7,6 +7,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod arch;
 pub mod arg;
 pub mod command;
 pub mod error;
@@ -16,7 +17,6 @@ pub mod insn;
 pub mod lines;
 pub mod num;
 pub mod output;
-pub mod regs;
 pub mod removal;
 pub mod text;
 pub mod types;

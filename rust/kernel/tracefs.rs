@@ -21,7 +21,7 @@ use crate::{
     prelude::*,
     seq_file::SeqFile,
     str::CStr,
-    sync::{CondVar, SpinLock},
+    sync::{CondVar, LockClassKey, SpinLock},
     uaccess::{UserPtr, UserSlice, UserSliceReader},
     ThisModule,
 };
@@ -159,6 +159,22 @@ struct Shared {
     released: CondVar,
 }
 
+// The lock classes of the `Shared` of every `File`, and their names.
+// Statics, not `new_spinlock!`/`new_condvar!` inside `File::new`: that is
+// generic, so each crate that instantiates it would have its own copy of the
+// name literal, and lockdep warns when the one class (the macro's static
+// key) comes with a second name pointer ("same key, different name").
+static OPENS_NAME: &CStr = crate::c_str!("tracefs::File::opens");
+static RELEASED_NAME: &CStr = crate::c_str!("tracefs::File::released");
+
+fn opens_class() -> &'static LockClassKey {
+    crate::static_lock_class!()
+}
+
+fn released_class() -> &'static LockClassKey {
+    crate::static_lock_class!()
+}
+
 /// `T`'s side of the file operations, monomorphised in `T`'s crate.
 struct VTable {
     /// `T::open`, then `single_open()` with `show`.
@@ -190,8 +206,8 @@ impl<T: Operations> File<T> {
                 data: unsafe { ptr::addr_of!((*this.as_ptr()).data) }.cast(),
                 vtable: &Adapter::<T>::VTABLE,
                 module: module.as_ptr(),
-                opens <- crate::new_spinlock!(0, "tracefs::File::opens"),
-                released <- crate::new_condvar!("tracefs::File::released"),
+                opens <- SpinLock::new(0, OPENS_NAME, opens_class()),
+                released <- CondVar::new(RELEASED_NAME, released_class()),
             }),
             // INVARIANT: the dentry is the file `create_file()` made, whose
             // inode has `shared` (with `data`, both initialised above and

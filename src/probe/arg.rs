@@ -12,11 +12,11 @@
 //! has parsed, and a `+u`/`-u` dereference advances it one byte less than
 //! the text it skips (trace_probe.c:1158).
 
+use super::arch::Arch;
 use super::error::{errno, Code, ParseError};
 use super::fetch::{shortcut, Shortcut};
 use super::insn::{Insn, Op, Program, FETCH_INSN_MAX};
 use super::num::{kstrtol, kstrtol_neg, kstrtouint, kstrtoul, simple_strtoul};
-use super::regs;
 use super::text::{is_alpha, is_good_name, Str};
 use super::types::{self, TypeId};
 
@@ -348,6 +348,10 @@ pub struct Ctx<'a> {
     ///
     /// [`Env::stack_words`]: super::command::Env::stack_words
     pub max_stack: u64,
+    /// The architecture's registers ([`Env::arch`]).
+    ///
+    /// [`Env::arch`]: super::command::Env::arch
+    pub arch: &'static Arch,
 }
 
 impl Ctx<'_> {
@@ -565,7 +569,7 @@ fn parse_fetch(
     let s = &body[lo..hi];
     match at(s, 0) {
         b'$' => parse_var(s, code, *ci, ctx)?,
-        b'%' => match regs::offset_of(&s[1..]) {
+        b'%' => match ctx.arch.register_offset(&s[1..]) {
             Some(off) => set(
                 code,
                 *ci,

@@ -19,6 +19,7 @@
 
 use core::fmt::Write;
 
+use super::arch::Arch;
 use super::arg::{self, Arg, Ctx, EntryArgs, Flags, Store, MAX_TRACE_ARGS};
 use super::error::{errno, Code, ParseError};
 use super::num::{kstrtol, kstrtouint, kstrtoul};
@@ -59,6 +60,10 @@ pub trait Env {
 
     /// `offsetof(struct file, f_path.dentry)`.
     fn file_dentry_offset(&self) -> usize;
+
+    /// The architecture's `%REG` names and argument registers:
+    /// [`arch::NATIVE`](super::arch::NATIVE) in the kernel.
+    fn arch(&self) -> &'static Arch;
 
     /// `PARAM_MAX_STACK`, `THREAD_SIZE / sizeof(long)`: the largest
     /// `$stackN` and `$argN` (2048 on x86-64, 4096 with generic KASAN,
@@ -454,6 +459,7 @@ pub fn parse<'l, A: ArgList>(
             offset: 0,
             entry: &mut probe.entry,
             max_stack: env.stack_words(),
+            arch: env.arch(),
         };
         let a = arg::parse(
             tokens.get(line, i + 2),

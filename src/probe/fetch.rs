@@ -25,9 +25,9 @@
 //! Nothing here allocates, and every buffer access is bounds-checked: a
 //! program the compiler did not emit cannot make it panic, only stop early.
 
+use super::arch::{Arch, StackArguments};
 use super::arg::{Arg, Store};
 use super::insn::{Insn, Op};
-use super::regs::ARGUMENT_REGS;
 
 /// Largest string copied (`MAX_STRING_SIZE`, `PATH_MAX`), NUL included.
 pub const MAX_STRING_SIZE: usize = 4096;
@@ -39,6 +39,9 @@ pub struct Fault;
 /// What a probe handler sees of the machine. The kernel implements it over
 /// `struct pt_regs` and the nofault accessors; host tests over a fake.
 pub trait Machine {
+    /// The architecture's table (its argument registers and address
+    /// bounds): [`arch::NATIVE`](super::arch::NATIVE) in the kernel.
+    fn arch(&self) -> &'static Arch;
     /// `regs_get_register()`: the word at byte `offset` of `pt_regs`.
     fn reg(&self, offset: u32) -> u64;
     /// `regs_get_kernel_stack_nth()`: 0 outside the stack.
@@ -49,23 +52,6 @@ pub trait Machine {
     fn retval(&self) -> u64;
     /// `TASK_SIZE`: addresses below it are read as user memory.
     fn task_size(&self) -> u64;
-    /// A bound `TASK_SIZE` never exceeds, whatever the task (x86_64:
-    /// `TASK_SIZE_MAX` with 5-level paging): an address at or above it is
-    /// read as kernel memory without asking [`Machine::task_size`]. Only
-    /// kernel addresses are that high, so the usual dereference asks
-    /// nothing. The default is no bound (always ask).
-    #[inline(always)]
-    fn task_size_bound(&self) -> u64 {
-        u64::MAX
-    }
-    /// A bound `TASK_SIZE` is never below, whatever the task (x86_64: a
-    /// 32-bit task with the 3 GB personality, `IA32_PAGE_OFFSET`): an
-    /// address below it is read as user memory without asking
-    /// [`Machine::task_size`]. The default is none (always ask).
-    #[inline(always)]
-    fn task_size_floor(&self) -> u64 {
-        0
-    }
     /// `copy_from_kernel_nofault()`.
     fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), Fault>;
     /// `copy_from_user_nofault()`.
@@ -476,14 +462,22 @@ fn read<M: Machine + ?Sized>(m: &M, space: Space, addr: u64, dst: &mut [u8]) -> 
 /// ends in user memory or near 0 does not).
 #[inline(always)]
 fn below_task_size<M: Machine + ?Sized>(m: &M, addr: u64) -> bool {
-    addr < m.task_size_floor() || (addr < m.task_size_bound() && addr < m.task_size())
+    let arch = m.arch();
+    addr < arch.task_size_floor || (addr < arch.task_size_bound && addr < m.task_size())
 }
 
-/// `regs_get_kernel_argument()` (x86_64): six registers, then the stack.
+/// `regs_get_kernel_argument()`: argument `n` (0-based) from its register,
+/// else as the architecture says.
 pub fn kernel_argument<M: Machine + ?Sized>(m: &M, n: u32) -> u64 {
-    match ARGUMENT_REGS.get(n as usize) {
+    let arch = m.arch();
+    match arch.argument_registers.get(n as usize) {
         Some(&off) => m.reg(off),
-        None => m.stack_nth(n - (ARGUMENT_REGS.len() as u32 - 1)),
+        None => match arch.stack_arguments {
+            StackArguments::From { first } => {
+                m.stack_nth(n - arch.argument_registers.len() as u32 + first)
+            }
+            StackArguments::Zero => 0,
+        },
     }
 }
 

@@ -360,11 +360,13 @@ fn stack_limit_is_the_kernels() {
         fn file_dentry_offset(&self) -> usize {
             crate::fake::FakeEnv.file_dentry_offset()
         }
+        fn arch(&self) -> &'static crate::probe::arch::Arch {
+            crate::fake::FakeEnv.arch()
+        }
         fn stack_words(&self) -> u64 {
             4096
         }
     }
-    use super::Env as _;
     let kasan = |line: &str| {
         let mut tokens = std::boxed::Box::new(super::Tokens::new());
         super::parse(line.as_bytes(), &mut tokens, &Kasan, std::vec::Vec::new())

@@ -12,7 +12,7 @@ use super::super::format::head_size;
 use super::super::insn::Insn;
 use super::super::output::{print_event, Head};
 use super::{store, store_with};
-use crate::fake::{parse, FakeMachine, TASK_SIZE_FLOOR};
+use crate::fake::{parse, FakeMachine};
 
 /// The arguments as a stored probe keeps them (the program past its head
 /// and the texts out of line).
@@ -265,8 +265,9 @@ fn task_size_not_asked_below_every_tasks() {
     assert_eq!(hit(spec, &m, 0, 0, &[]), "t: (0) a=117 s=\"u\" b=117 z=0\n");
     assert_eq!(m.task_size_asks.get(), 0);
     // Just above the floor it is asked.
-    m.set("di", TASK_SIZE_FLOOR);
-    m.umem.push((TASK_SIZE_FLOOR, b"v\0".to_vec()));
+    let floor = m.arch.task_size_floor;
+    m.set("di", floor);
+    m.umem.push((floor, b"v\0".to_vec()));
     assert_eq!(
         hit("p:t vfs_read a=+0(%di):u8", &m, 0, 0, &[]),
         "t: (0) a=118\n"
@@ -487,5 +488,117 @@ fn arrays_read_at_once_or_element_by_element() {
     assert_eq!(
         out,
         "t: (0) a={47,101,116,99} b={171,171,171,171,0,0,0,0} c={0xabab,0x0} d={'/','e','t','c','/'}\n"
+    );
+}
+
+/// The language runs on the table it is given: a made-up architecture
+/// with its own register names, two argument registers, and 0 for the
+/// arguments after them (arm64's rule past x7).
+#[test]
+fn another_architecture() {
+    use super::super::arch::{Arch, Register, StackArguments};
+    use super::super::command::{self, Env, Tokens};
+    use super::super::error::Code;
+    use crate::fake::FakeEnv;
+
+    static TOY: Arch = Arch {
+        name: "toy",
+        registers: &[
+            Register {
+                name: "a0",
+                offset: 0,
+            },
+            Register {
+                name: "a1",
+                offset: 8,
+            },
+            Register {
+                name: "sp",
+                offset: 16,
+            },
+            Register {
+                name: "rv",
+                offset: 24,
+            },
+        ],
+        argument_registers: &[0, 8],
+        stack_arguments: StackArguments::Zero,
+        stack_pointer: 16,
+        return_value: 24,
+        task_size_bound: 1 << 48,
+        task_size_floor: 1 << 32,
+    };
+    struct Toy;
+    impl Env for Toy {
+        fn validate_symbol(&self, symbol: &[u8]) -> Result<(), i32> {
+            FakeEnv.validate_symbol(symbol)
+        }
+        fn on_func_entry(&self, symbol: &[u8], offset: u64) -> Result<(), i32> {
+            FakeEnv.on_func_entry(symbol, offset)
+        }
+        fn hash_pointer(&self, addr: u64) -> u64 {
+            FakeEnv.hash_pointer(addr)
+        }
+        fn dentry_name_offset(&self) -> usize {
+            FakeEnv.dentry_name_offset()
+        }
+        fn file_dentry_offset(&self) -> usize {
+            FakeEnv.file_dentry_offset()
+        }
+        fn arch(&self) -> &'static Arch {
+            &TOY
+        }
+        fn stack_words(&self) -> u64 {
+            FakeEnv.stack_words()
+        }
+    }
+    let run = |spec: &str, m: &FakeMachine| -> Result<String, Option<Code>> {
+        let mut tokens = std::boxed::Box::new(Tokens::new());
+        let p = command::parse(spec.as_bytes(), &mut tokens, &Toy, Vec::new())
+            .map_err(|e| e.code())?
+            .expect("a probe");
+        let mut buf = vec![0u8; 1024];
+        let n = store(&p.args, p.size, m, &[], head_size(false), &mut buf);
+        let mut s = String::new();
+        print_event(
+            &mut s,
+            p.event.as_bytes(),
+            Head::Kprobe { ip: 0 },
+            &p.args,
+            &buf[..n],
+            m,
+        )
+        .unwrap();
+        Ok(s)
+    };
+    let mut m = FakeMachine::with_arch(&TOY);
+    m.set("a0", 5);
+    m.set("a1", 6);
+    m.set("rv", 9);
+    m.stack = vec![7, 8];
+    assert_eq!(
+        run(
+            "p:t vfs_read x=%a1:u64 y=$arg1:u64 z=$arg2:u64 w=$arg3:u64 s=$stack0:u64",
+            &m
+        ),
+        Ok(String::from("t: (0) x=6 y=5 z=6 w=0 s=7\n"))
+    );
+    // x86-64's names are not this machine's, and the other way round.
+    assert_eq!(run("p:t vfs_read %di", &m), Err(Some(Code::BadRegName)));
+    assert!(parse("p:t vfs_read %a1").is_err());
+    // The same spec on x86-64 reads the third argument from %dx.
+    let mut x = FakeMachine::new();
+    x.set("di", 5);
+    x.set("si", 6);
+    x.set("dx", 4);
+    assert_eq!(
+        hit(
+            "p:t vfs_read y=$arg1:u64 z=$arg2:u64 w=$arg3:u64",
+            &x,
+            0,
+            0,
+            &[]
+        ),
+        "t: (0) y=5 z=6 w=4\n"
     );
 }
