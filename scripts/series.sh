@@ -60,14 +60,21 @@ entries | while read -r patch adds; do
 		mkdir -p "$work/$(dirname "$dst")"
 		if [ -d "$ROOT/$src" ]; then
 			mkdir -p "$work/$dst"
-			# The files git knows (a clean clone's), else all.
+			# The files git knows (a clean clone's), else all; a file an
+			# earlier commit added is replaced. One cp a file: coreutils
+			# 9.1's `cp --parents` with many files opens with O_EXCL once
+			# it has made a parent directory, and then fails ("File
+			# exists") on a file an earlier commit added.
 			(
 				cd "$ROOT/$src"
 				if git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
 					git ls-files -z
 				else
 					find . -type f -print0
-				fi | xargs -0 -r cp --parents -t "$work/$dst"
+				fi | while IFS= read -r -d '' f; do
+					mkdir -p "$work/$dst/$(dirname "$f")"
+					cp "$f" "$work/$dst/$f"
+				done
 			)
 		else
 			cp "$ROOT/$src" "$work/$dst"

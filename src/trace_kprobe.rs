@@ -215,7 +215,7 @@ impl TraceKprobe {
 
 // The record heads the probe language lays out start with the kernel's
 // `trace_entry`.
-const _: () = assert!(format::KPROBE_HEAD == trace_event::ENTRY_SIZE + 8);
+const _: () = assert!(format::TRACE_ENTRY_SIZE == trace_event::ENTRY_SIZE);
 
 /// Why a definition failed.
 enum Fail {

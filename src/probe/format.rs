@@ -17,11 +17,18 @@ use super::arg::{Arg, Store};
 use super::command::{Names, Place, Probe};
 use super::text::Bytes;
 
+/// Size of the `trace_entry` every record starts with.
+pub const TRACE_ENTRY_SIZE: usize = 8;
+/// Offset of the head's first word: `ip` of a kprobe event
+/// (`kprobe_trace_entry_head`), `func` of a kretprobe event.
+pub const HEAD_IP: usize = TRACE_ENTRY_SIZE;
+/// Offset of a kretprobe event's `ret_ip` (`kretprobe_trace_entry_head`).
+pub const HEAD_RET_IP: usize = HEAD_IP + 8;
 /// Size of the record head of a kprobe event (`trace_entry` + `ip`).
-pub const KPROBE_HEAD: usize = 16;
+pub const KPROBE_HEAD: usize = HEAD_IP + 8;
 /// Size of the record head of a kretprobe event (`trace_entry` + `func` +
 /// `ret_ip`).
-pub const KRETPROBE_HEAD: usize = 24;
+pub const KRETPROBE_HEAD: usize = HEAD_RET_IP + 8;
 
 /// The head size of a probe's records.
 pub fn head_size(is_return: bool) -> usize {
@@ -90,7 +97,7 @@ pub fn fields<'a, S: Store>(
                 ty: "unsigned long",
                 count: 0,
                 name: b"__probe_func",
-                offset: 8,
+                offset: HEAD_IP,
                 size: 8,
                 is_signed: false,
             },
@@ -98,7 +105,7 @@ pub fn fields<'a, S: Store>(
                 ty: "unsigned long",
                 count: 0,
                 name: b"__probe_ret_ip",
-                offset: 16,
+                offset: HEAD_RET_IP,
                 size: 8,
                 is_signed: false,
             },
@@ -108,7 +115,7 @@ pub fn fields<'a, S: Store>(
             ty: "unsigned long",
             count: 0,
             name: b"__probe_ip",
-            offset: 8,
+            offset: HEAD_IP,
             size: 8,
             is_signed: false,
         }]

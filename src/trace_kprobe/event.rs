@@ -257,11 +257,13 @@ impl trace_event::Event for Event {
         };
         let head = if e.is_return {
             output::Head::Kretprobe {
-                func: word(8),
-                ret_ip: word(16),
+                func: word(format::HEAD_IP),
+                ret_ip: word(format::HEAD_RET_IP),
             }
         } else {
-            output::Head::Kprobe { ip: word(8) }
+            output::Head::Kprobe {
+                ip: word(format::HEAD_IP),
+            }
         };
         let payload = record.get(e.head_size()..).unwrap_or(&[]);
         output::print_event(

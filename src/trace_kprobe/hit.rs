@@ -193,14 +193,14 @@ fn put<F: FnMut(&mut [u8]) + ?Sized>(
     // Fixed-size copies: a single store each (`copy_from_slice` would call
     // out to `memcpy`).
     if let Some(d) = b
-        .get_mut(8..16)
+        .get_mut(format::HEAD_IP..format::HEAD_IP + 8)
         .and_then(|d| <&mut [u8; 8]>::try_from(d).ok())
     {
         *d = head[0].to_ne_bytes();
     }
     if hs == format::KRETPROBE_HEAD {
         if let Some(d) = b
-            .get_mut(16..24)
+            .get_mut(format::HEAD_RET_IP..format::HEAD_RET_IP + 8)
             .and_then(|d| <&mut [u8; 8]>::try_from(d).ok())
         {
             *d = head[1].to_ne_bytes();
