@@ -30,7 +30,7 @@ use crate::probe::{
 /// Whether `%name` has `offset` in the probe language's table of this
 /// architecture (`arch::NATIVE`), for the build-time checks below.
 const fn native_at(name: &str, offset: usize) -> bool {
-    matches!(arch::NATIVE.offset_of(name), Some(o) if o as usize == offset)
+    matches!(arch::NATIVE.register_offset(name.as_bytes()), Some(o) if o as usize == offset)
 }
 
 // Every `%REG` of the language's x86-64 table names this kernel's

@@ -72,19 +72,12 @@ pub struct Arch {
 }
 
 impl Arch {
-    /// `regs_query_register_offset()`: the offset of `%name`.
-    pub fn register_offset(&self, name: &[u8]) -> Option<u32> {
-        self.registers
-            .iter()
-            .find(|r| r.name.as_bytes() == name)
-            .map(|r| r.offset)
-    }
-
-    /// [`Arch::register_offset`] at build time (the kernel side's checks).
-    pub const fn offset_of(&self, name: &str) -> Option<u32> {
+    /// `regs_query_register_offset()`: the offset of `%name`. A `const fn`,
+    /// for the kernel side's build-time checks too.
+    pub const fn register_offset(&self, name: &[u8]) -> Option<u32> {
         let mut i = 0;
         while i < self.registers.len() {
-            if const_eq(self.registers[i].name.as_bytes(), name.as_bytes()) {
+            if const_eq(self.registers[i].name.as_bytes(), name) {
                 return Some(self.registers[i].offset);
             }
             i += 1;
