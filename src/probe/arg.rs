@@ -14,8 +14,9 @@
 
 use super::arch::Arch;
 use super::error::{errno, Code, ParseError};
-use super::fetch::{shortcut, Shortcut};
-use super::insn::{Insn, Op, Program, FETCH_INSN_MAX};
+use super::insn::{
+    shortcut, Class, Insn, Op, Program, Shortcut, Space, Store, END, FETCH_INSN_MAX, HEAD, NOP_HEAD,
+};
 use super::num::{kstrtol, kstrtol_neg, kstrtouint, kstrtoul, simple_strtoul};
 use super::text::{is_alpha, is_good_name, Str};
 use super::types::{self, TypeId};
@@ -58,36 +59,12 @@ pub struct Arg<S = Parsed> {
     /// Whether the field is a `__data_loc` with data in the dynamic area.
     pub dynamic: bool,
     /// How the hit path runs the program without the general stages, if
-    /// it can ([`super::fetch::shortcut`] of the program, set when it is
+    /// it can ([`shortcut`] of the program, set when it is
     /// complete).
     pub shortcut: Option<Shortcut>,
     /// The name, the text and the program.
     pub store: S,
 }
-
-/// What an argument keeps that varies in size: its field name, its text
-/// and its fetch program.
-pub trait Store {
-    /// Field name: given, or `arg<N>`.
-    fn name(&self) -> &[u8];
-    /// The expression as written (after `%pd`/`%pD` rewriting), type
-    /// included: shown in the read-back of `kprobe_events`.
-    fn comm(&self) -> &[u8];
-    /// The first [`HEAD`] instructions: all of the commonest programs (a
-    /// load, a store, the end), which the hit path reads without a
-    /// pointer to follow.
-    fn head(&self) -> &[Insn; HEAD];
-    /// Instruction `i`; [`Op::End`] past the program.
-    fn insn(&self, i: usize) -> &Insn;
-}
-
-/// Instructions of a program a [`Store`] keeps with the argument.
-pub const HEAD: usize = 3;
-
-/// What a program holds past its last slot.
-pub static END: Insn = Insn::new(Op::End);
-
-static NOP_HEAD: [Insn; HEAD] = [Insn::NOP; HEAD];
 
 /// An argument's name, text and program inline, as the parser makes them
 /// (about 350 bytes).
@@ -704,7 +681,7 @@ fn parse_deref(
     let cur_offs = ctx.offset;
     parse_fetch(body, inner, close, code, ci, ctx)?;
     ctx.offset = cur_offs;
-    if matches!(op_at(code, *ci), Op::Comm | Op::Data) {
+    if matches!(op_at(code, *ci).class(), Class::Bytes(_)) {
         return Err(ctx.err(Code::CommCantDeref, ctx.offset));
     }
     advance(ci, ctx)?;
@@ -798,9 +775,9 @@ fn finalize(
     if ty.is_string {
         let symstr = arg.ty == types::SYMSTR;
         let ok = if symstr {
-            matches!(last, Op::Reg | Op::Stack | Op::Retval | Op::Arg | Op::Deref)
+            last.feeds_symstr()
         } else {
-            matches!(last, Op::Deref | Op::UDeref | Op::Imm | Op::Comm | Op::Data)
+            last.feeds_string()
         };
         if !ok {
             let code = if symstr {
@@ -810,7 +787,7 @@ fn finalize(
             };
             return Err(ctx.err(code, ctx.offset + ty_offset));
         }
-        if symstr || matches!(last, Op::Imm | Op::Comm | Op::Data) || arg.count != 0 {
+        if symstr || last.keeps_address() || arg.count != 0 {
             // Keep the loaded address (or, for arrays, the pointer array).
             if !next_free(&arg.store.code, ci) {
                 return Err(ctx.err(Code::TooManyOps, ctx.offset));
@@ -827,11 +804,10 @@ fn finalize(
         };
         to_store(&mut arg.store.code, ci, op, ty.size);
         arg.dynamic = true;
-    } else if last == Op::Deref || last == Op::UDeref {
-        let op = if last == Op::Deref {
-            Op::StMem
-        } else {
-            Op::StUMem
+    } else if let Class::Deref(space) = last.class() {
+        let op = match space {
+            Space::Kernel => Op::StMem,
+            Space::User => Op::StUMem,
         };
         to_store(&mut arg.store.code, ci, op, ty.size);
     } else {
@@ -853,10 +829,7 @@ fn finalize(
     }
 
     if arg.count != 0 {
-        if !matches!(
-            arg.store.code[store].op,
-            Op::StMem | Op::StString | Op::StUString
-        ) {
+        if !arg.store.code[store].op.repeats() {
             return Err(ctx.err(Code::BadString, ctx.offset + ty_offset));
         }
         if !next_free(&arg.store.code, ci) {

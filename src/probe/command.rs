@@ -20,8 +20,9 @@
 use core::fmt::Write;
 
 use super::arch::Arch;
-use super::arg::{self, Arg, Ctx, EntryArgs, Flags, Store, MAX_TRACE_ARGS};
+use super::arg::{self, Arg, Ctx, EntryArgs, Flags, MAX_TRACE_ARGS};
 use super::error::{errno, Code, ParseError};
+use super::insn::Store;
 use super::num::{kstrtol, kstrtouint, kstrtoul};
 use super::text::{is_good_name, Prefix, Str, Text};
 

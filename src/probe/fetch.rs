@@ -26,8 +26,8 @@
 //! program the compiler did not emit cannot make it panic, only stop early.
 
 use super::arch::{Arch, StackArguments};
-use super::arg::{Arg, Store};
-use super::insn::{Insn, Op};
+use super::arg::Arg;
+use super::insn::{Bytes, Class, Insn, Put, Shortcut, Space, Store, Value};
 
 /// Largest string copied (`MAX_STRING_SIZE`, `PATH_MAX`), NUL included.
 pub const MAX_STRING_SIZE: usize = 4096;
@@ -67,13 +67,6 @@ pub trait Machine {
     /// `sprint_symbol()`: writes `sym+0x../0x.. [mod]` (or the address in
     /// hex) into `dst`, returns its length (no NUL).
     fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize;
-}
-
-/// Where a string comes from.
-#[derive(Clone, Copy)]
-enum Space {
-    Kernel,
-    User,
 }
 
 /// The payload being written: fixed part at the front, dynamic area after.
@@ -237,67 +230,6 @@ fn store_with<M: Machine + ?Sized, S: Store, const SHORTCUT: bool>(
     out.dyn_pos
 }
 
-/// Where [`simple`] finds the parts of a program it can run: the commonest
-/// programs, without the general interpreter's stages. Worked out once,
-/// when the program is complete ([`shortcut`]), so a hit does not look at
-/// the program's shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shortcut {
-    /// Index of the load.
-    load: u8,
-    /// Index of the store; the dereferences are between the two.
-    store: u8,
-    /// There are dereferences.
-    derefs: bool,
-    /// A bitfield follows the store.
-    bitfield: bool,
-}
-
-/// The [`Shortcut`] of a program whose field is `size` bytes, if it has
-/// one: a value (a register, `$stackN`, `$stack`, `$argN`, `$retval`,
-/// `\5`, `@sym`, an entry-data word), any number of dereferences, then
-/// stored as is, the memory it points to stored with the type's size
-/// (filling the field, with or without a bitfield), or the string it
-/// points to. So one and two dereferences, `symbol`, bitfields, `$argN` on
-/// a return probe and single strings have one; arrays, `$comm`, immediate
-/// strings and `symstr` do not.
-pub fn shortcut(code: &[Insn], size: usize) -> Option<Shortcut> {
-    let op = |i: usize| code.get(i).map_or(Op::End, |c| c.op);
-    let load = usize::from(op(0) == Op::Symbol);
-    if !matches!(
-        op(load),
-        Op::Reg | Op::Stack | Op::StackP | Op::Arg | Op::Retval | Op::Imm | Op::Edata
-    ) {
-        return None;
-    }
-    let mut store = load + 1;
-    while matches!(op(store), Op::Deref | Op::UDeref) {
-        store += 1;
-    }
-    let c = code.get(store)?;
-    if !matches!(
-        c.op,
-        Op::StRaw | Op::StMem | Op::StUMem | Op::StString | Op::StUString
-    ) || usize::from(c.size) != size
-    {
-        return None;
-    }
-    let string = matches!(c.op, Op::StString | Op::StUString);
-    if string && op(store + 1) != Op::End {
-        return None;
-    }
-    let bitfield = op(store + 1) == Op::ModBf;
-    if op(store + 1 + usize::from(bitfield)) != Op::End {
-        return None;
-    }
-    Some(Shortcut {
-        load: load as u8,
-        store: u8::try_from(store).ok()?,
-        derefs: store > load + 1,
-        bitfield,
-    })
-}
-
 /// Runs the commonest programs without the general interpreter: a value
 /// stored as is or the memory it points to here, the other shapes a
 /// [`Shortcut`] allows out of line. False (nothing done) for any other
@@ -315,18 +247,19 @@ fn simple<M: Machine + ?Sized, S: Store>(
     // The commonest of all first, with no lookup: a value stored as is, or
     // the memory it points to (`%di`, `$arg2`, `+8(%di)`, `@sym`).
     let [c0, c1, c2] = a.store.head();
-    if c2.op == Op::End
-        && matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
-        && usize::from(c1.size) == size
+    if let (Class::Store(put @ (Put::Raw | Put::Mem(_))), Class::End) =
+        (c1.op.class(), c2.op.class())
     {
-        let Some(v) = load(c0, m, edata) else {
-            return false;
-        };
-        match c1.op {
-            Op::StRaw => out.put_word(at, v.to_ne_bytes(), size),
-            _ => store_mem(out, at, m, c1, v),
+        if usize::from(c1.size) == size {
+            let Some(v) = load(c0, m, edata) else {
+                return false;
+            };
+            match put {
+                Put::Mem(space) => store_mem(out, at, m, space, c1, v),
+                _ => out.put_word(at, v.to_ne_bytes(), size),
+            }
+            return true;
         }
-        return true;
     }
     match a.shortcut {
         Some(sc) => run_shortcut(a, sc, m, edata, at, size, out),
@@ -353,10 +286,9 @@ fn run_shortcut<M: Machine + ?Sized, S: Store>(
     };
     if sc.derefs {
         for d in (first + 1..st).map(|i| a.insn(i)) {
-            let space = if d.op == Op::Deref {
-                Space::Kernel
-            } else {
-                Space::User
+            // `shortcut()` checked: only dereferences.
+            let Class::Deref(space) = d.op.class() else {
+                return false;
             };
             match read_word(m, space, v.wrapping_add(d.offset as u64)) {
                 Ok(w) => v = w,
@@ -372,20 +304,25 @@ fn run_shortcut<M: Machine + ?Sized, S: Store>(
         }
     }
     let n = usize::from(c.size);
-    match c.op {
-        Op::StString | Op::StUString => store_str(out, at, m, c, v),
-        _ if sc.bitfield => {
+    let Class::Store(put) = c.op.class() else {
+        return false;
+    };
+    match put {
+        Put::String(space) => store_str(out, at, m, space, c, v),
+        Put::Raw | Put::Mem(_) if sc.bitfield => {
             // The container's bytes in a register, the bits kept, one store
             // (`fetch_apply_bitfield()` on what stage 3 stored).
-            let raw = match c.op {
-                Op::StRaw => v.to_ne_bytes(),
-                _ => mem_word(m, c, v),
+            let raw = match put {
+                Put::Mem(space) => mem_word(m, space, c, v),
+                _ => v.to_ne_bytes(),
             };
             let kept = bitfield(word_of(raw, n), n, insn(a, st + 1));
             out.put_word(at, kept.to_ne_bytes(), n);
         }
-        Op::StRaw => out.put_word(at, v.to_ne_bytes(), n),
-        _ => store_mem(out, at, m, c, v),
+        Put::Raw => out.put_word(at, v.to_ne_bytes(), n),
+        Put::Mem(space) => store_mem(out, at, m, space, c, v),
+        // Not in a shortcut (`shortcut()`).
+        Put::Symstr => return false,
     }
     true
 }
@@ -396,40 +333,44 @@ fn run_shortcut<M: Machine + ?Sized, S: Store>(
 /// Inlined: both callers are on the hit path.
 #[inline(always)]
 fn load<M: Machine + ?Sized>(c: &Insn, m: &M, edata: &[u8]) -> Option<u64> {
-    Some(match c.op {
-        Op::Reg => m.reg(u32::from(c.param)),
-        Op::Stack => m.stack_nth(u32::from(c.param)),
-        Op::StackP => m.stack_pointer(),
-        Op::Arg => kernel_argument(m, u32::from(c.param)),
-        Op::Retval => m.retval(),
-        Op::Imm => c.imm(),
-        Op::Edata => {
+    let Class::Value(value) = c.op.class() else {
+        return None;
+    };
+    Some(match value {
+        Value::Reg => m.reg(u32::from(c.param)),
+        Value::Stack => m.stack_nth(u32::from(c.param)),
+        Value::StackP => m.stack_pointer(),
+        Value::Arg => kernel_argument(m, u32::from(c.param)),
+        Value::Retval => m.retval(),
+        Value::Imm => c.imm(),
+        Value::Edata => {
             let off = c.offset as usize;
             edata
                 .get(off..off.saturating_add(8))
                 .and_then(|b| b.try_into().ok())
                 .map_or(0, u64::from_ne_bytes)
         }
-        _ => return None,
     })
 }
 
-/// `StMem`/`StUMem` (stage 3): the `c.size` bytes at `val + c.offset`
-/// into the field at `dest`. A fault stores zeros.
+/// [`Put::Mem`] (stage 3): the `c.size` bytes at `val + c.offset` in
+/// `space` into the field at `dest`. A fault stores zeros.
 #[inline(always)]
-fn store_mem<M: Machine + ?Sized>(out: &mut Out<'_>, dest: usize, m: &M, c: &Insn, val: u64) {
-    out.put_word(dest, mem_word(m, c, val), usize::from(c.size));
+fn store_mem<M: Machine + ?Sized>(
+    out: &mut Out<'_>,
+    dest: usize,
+    m: &M,
+    space: Space,
+    c: &Insn,
+    val: u64,
+) {
+    out.put_word(dest, mem_word(m, space, c, val), usize::from(c.size));
 }
 
-/// The `c.size` bytes (at most 8) at `val + c.offset` as the first of a
-/// word's, the rest 0; all 0 on a fault.
+/// The `c.size` bytes (at most 8) at `val + c.offset` in `space` as the
+/// first of a word's, the rest 0; all 0 on a fault.
 #[inline(always)]
-fn mem_word<M: Machine + ?Sized>(m: &M, c: &Insn, val: u64) -> [u8; 8] {
-    let space = if c.op == Op::StMem {
-        Space::Kernel
-    } else {
-        Space::User
-    };
+fn mem_word<M: Machine + ?Sized>(m: &M, space: Space, c: &Insn, val: u64) -> [u8; 8] {
     let mut tmp = [0u8; 8];
     let n = usize::from(c.size).min(8);
     if read(m, space, val.wrapping_add(c.offset as u64), &mut tmp[..n]).is_err() {
@@ -505,12 +446,19 @@ fn store_string(
     out.dyn_pos = start + n;
 }
 
-/// `StString`/`StUString` (stage 3): the string at `val + c.offset` into
-/// the dynamic area, its `__data_loc` at `dest`; a kernel address below
-/// `TASK_SIZE` is read as user memory (`probe_mem_read()`'s routing).
-fn store_str<M: Machine + ?Sized>(out: &mut Out<'_>, dest: usize, m: &M, c: &Insn, val: u64) {
+/// [`Put::String`] (stage 3): the string at `val + c.offset` in `space`
+/// into the dynamic area, its `__data_loc` at `dest`; a kernel address
+/// below `TASK_SIZE` is read as user memory (`probe_mem_read()`'s routing).
+fn store_str<M: Machine + ?Sized>(
+    out: &mut Out<'_>,
+    dest: usize,
+    m: &M,
+    space: Space,
+    c: &Insn,
+    val: u64,
+) {
     let addr = val.wrapping_add(c.offset as u64);
-    let user = c.op == Op::StUString || below_task_size(m, addr);
+    let user = space == Space::User || below_task_size(m, addr);
     store_string(out, dest, |dst| {
         if user {
             m.strncpy_user(addr, dst)
@@ -529,21 +477,20 @@ fn run<M: Machine + ?Sized, S: Store>(
     out: &mut Out<'_>,
 ) {
     let mut pc = 0;
-    if insn(a, pc).op == Op::Symbol {
+    if insn(a, pc).op.class() == Class::Symbol {
         pc += 1;
     }
     let first = insn(a, pc);
     // Stage 1: load.
-    let mut val = match first.op {
-        Op::Comm | Op::Data => {
+    let mut val = match first.op.class() {
+        Class::Bytes(bytes) => {
             // Only ever followed by a string store (the compiler's rules):
             // the bytes are at hand, no address to read.
-            if insn(a, pc + 1).op == Op::StString {
+            if insn(a, pc + 1).op.class() == Class::Store(Put::String(Space::Kernel)) {
                 let comm = m.comm();
-                let src: &[u8] = if first.op == Op::Comm {
-                    &comm
-                } else {
-                    a.insn_text(first)
+                let src: &[u8] = match bytes {
+                    Bytes::Comm => &comm,
+                    Bytes::Data => a.insn_text(first),
                 };
                 let len = src.iter().position(|&c| c == 0).unwrap_or(src.len());
                 store_string(out, at, |dst| {
@@ -557,10 +504,18 @@ fn run<M: Machine + ?Sized, S: Store>(
             }
             return;
         }
-        _ => match load(first, m, edata) {
+        Class::Value(_) => match load(first, m, edata) {
             Some(v) => v,
             None => return,
         },
+        // Not a load (a program the compiler did not emit): nothing stored.
+        Class::Nop
+        | Class::Symbol
+        | Class::Deref(_)
+        | Class::Store(_)
+        | Class::Bitfield
+        | Class::Loop
+        | Class::End => return,
     };
     pc += 1;
 
@@ -571,10 +526,8 @@ fn run<M: Machine + ?Sized, S: Store>(
         // Stage 2: dereference.
         loop {
             let c = insn(a, pc);
-            let space = match c.op {
-                Op::Deref => Space::Kernel,
-                Op::UDeref => Space::User,
-                _ => break,
+            let Class::Deref(space) = c.op.class() else {
+                break;
             };
             lval = val;
             match read_word(m, space, val.wrapping_add(c.offset as u64)) {
@@ -589,16 +542,21 @@ fn run<M: Machine + ?Sized, S: Store>(
             let c = insn(a, pc);
             let addr = val.wrapping_add(c.offset as u64);
             let size = usize::from(c.size);
-            match c.op {
-                Op::StRaw => out.put_word(dest, val.to_ne_bytes(), size),
-                Op::StMem | Op::StUMem => {
+            // Anything but a store (C's -EILSEQ) ends the program: the rest
+            // of the field stays cleared.
+            let Class::Store(put) = c.op.class() else {
+                return;
+            };
+            match put {
+                Put::Raw => out.put_word(dest, val.to_ne_bytes(), size),
+                Put::Mem(space) => {
                     if i == 0 && array_at_once(a, pc, c, m, val, dest, out) {
                         return;
                     }
-                    store_mem(out, dest, m, c, val)
+                    store_mem(out, dest, m, space, c, val)
                 }
-                Op::StString | Op::StUString => store_str(out, dest, m, c, val),
-                Op::StSymstr => {
+                Put::String(space) => store_str(out, dest, m, space, c, val),
+                Put::Symstr => {
                     store_string(out, dest, |dst| {
                         let n = m.sprint_symbol(addr, dst);
                         match dst.get_mut(n) {
@@ -610,20 +568,17 @@ fn run<M: Machine + ?Sized, S: Store>(
                         }
                     });
                 }
-                // Not a store (C's -EILSEQ): the rest of the field stays
-                // cleared.
-                _ => return,
             }
             pc += 1;
             // Stage 4: bitfield.
             let b = insn(a, pc);
-            if b.op == Op::ModBf {
+            if b.op.class() == Class::Bitfield {
                 apply_bitfield(out, dest, b);
                 pc += 1;
             }
             // Stage 5: array loop.
             let l = insn(a, pc);
-            if l.op != Op::LpArray {
+            if l.op.class() != Class::Loop {
                 return;
             }
             i += 1;
@@ -631,7 +586,7 @@ fn run<M: Machine + ?Sized, S: Store>(
                 return;
             }
             let st = insn(a, s3);
-            if !matches!(st.op, Op::StString | Op::StUString) {
+            if !matches!(st.op.class(), Class::Store(Put::String(_))) {
                 dest += usize::from(st.size);
                 val = val.wrapping_add(u64::from(st.size));
                 pc = s3;
@@ -664,15 +619,13 @@ fn array_at_once<M: Machine + ?Sized, S: Store>(
     out: &mut Out<'_>,
 ) -> bool {
     let l = insn(a, pc + 1);
-    if l.op != Op::LpArray {
+    let Class::Store(Put::Mem(space)) = c.op.class() else {
+        return false;
+    };
+    if l.op.class() != Class::Loop {
         return false;
     }
     let len = usize::from(c.size) * usize::from(l.param);
-    let space = if c.op == Op::StMem {
-        Space::Kernel
-    } else {
-        Space::User
-    };
     match out.buf.get_mut(dest..dest.saturating_add(len)) {
         Some(d) => read(m, space, val.wrapping_add(c.offset as u64), d).is_ok(),
         None => false,

@@ -13,8 +13,9 @@
 
 use core::fmt::{self, Write};
 
-use super::arg::{Arg, Store};
+use super::arg::Arg;
 use super::command::{Names, Place, Probe};
+use super::insn::Store;
 use super::text::Bytes;
 
 /// Size of the `trace_entry` every record starts with.

@@ -9,6 +9,11 @@
 //! rather than a union told apart by its opcode; strings an instruction needs
 //! (an `@SYM` name, an immediate string) are ranges of the argument's own
 //! text, so a program owns no memory.
+//!
+//! Every place that tells opcodes apart (the parser's rules, the
+//! [`Shortcut`], the interpreter's stages) asks [`Op::class`], one
+//! exhaustive match: an opcode added here does not compile until it has a
+//! class, and a class's opcodes are told apart by exhaustive matches too.
 
 /// Opcodes, in C order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +69,152 @@ pub enum Op {
     LpArray,
     /// End of program.
     End,
+}
+
+impl Op {
+    /// The stage of the interpreter that runs `self`, and what it does there.
+    pub const fn class(self) -> Class {
+        match self {
+            Op::Nop => Class::Nop,
+            Op::Reg => Class::Value(Value::Reg),
+            Op::Stack => Class::Value(Value::Stack),
+            Op::StackP => Class::Value(Value::StackP),
+            Op::Retval => Class::Value(Value::Retval),
+            Op::Imm => Class::Value(Value::Imm),
+            Op::Comm => Class::Bytes(Bytes::Comm),
+            Op::Arg => Class::Value(Value::Arg),
+            Op::Data => Class::Bytes(Bytes::Data),
+            Op::Edata => Class::Value(Value::Edata),
+            Op::Symbol => Class::Symbol,
+            Op::Deref => Class::Deref(Space::Kernel),
+            Op::UDeref => Class::Deref(Space::User),
+            Op::StRaw => Class::Store(Put::Raw),
+            Op::StMem => Class::Store(Put::Mem(Space::Kernel)),
+            Op::StUMem => Class::Store(Put::Mem(Space::User)),
+            Op::StString => Class::Store(Put::String(Space::Kernel)),
+            Op::StUString => Class::Store(Put::String(Space::User)),
+            Op::StSymstr => Class::Store(Put::Symstr),
+            Op::ModBf => Class::Bitfield,
+            Op::LpArray => Class::Loop,
+            Op::End => Class::End,
+        }
+    }
+
+    /// Whether a `:string` or `:ustring` may follow `self`, the last
+    /// fetch instruction (`finalize_fetch_insn()`, trace_probe.c:1345-1352):
+    /// a dereference, an immediate (an address), or bytes at hand.
+    pub const fn feeds_string(self) -> bool {
+        matches!(
+            self.class(),
+            Class::Deref(_) | Class::Value(Value::Imm) | Class::Bytes(_)
+        )
+    }
+
+    /// Whether a `:symstr` may follow `self` (trace_probe.c:1337-1344): C's
+    /// list, which leaves out `$stack`, immediates, entry data and user
+    /// dereferences.
+    pub const fn feeds_symstr(self) -> bool {
+        matches!(
+            self.class(),
+            Class::Value(Value::Reg | Value::Stack | Value::Retval | Value::Arg)
+                | Class::Deref(Space::Kernel)
+        )
+    }
+
+    /// Whether a string store after `self` needs a slot of its own, the
+    /// loaded address kept (an immediate or bytes at hand), rather than
+    /// taking over the last dereference (trace_probe.c:1355-1358).
+    pub const fn keeps_address(self) -> bool {
+        matches!(self.class(), Class::Value(Value::Imm) | Class::Bytes(_))
+    }
+
+    /// Whether an array loop may repeat the store `self`
+    /// (trace_probe.c:1420-1426): kernel memory and strings; C leaves out
+    /// user memory (`+u0(%di):u8[4]` is `BAD_STRING`).
+    pub const fn repeats(self) -> bool {
+        matches!(
+            self.class(),
+            Class::Store(Put::Mem(Space::Kernel) | Put::String(_))
+        )
+    }
+}
+
+/// What an opcode does, by the stage of the interpreter that runs it
+/// (`process_fetch_insn()`, trace_kprobe.c:1403-1446, then
+/// `process_fetch_insn_bottom()`, trace_probe_tmpl.h:122-231).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// An empty slot.
+    Nop,
+    /// The `@SYM` placeholder before the load it resolves into.
+    Symbol,
+    /// Stage 1: a value from the machine or the entry data.
+    Value(Value),
+    /// Stage 1: bytes at hand (`$comm`, an immediate string), only ever
+    /// followed by a string store.
+    Bytes(Bytes),
+    /// Stage 2: `val = *(long *)(val + offset)`.
+    Deref(Space),
+    /// Stage 3: the store into the field.
+    Store(Put),
+    /// Stage 4: keep the bits of a bitfield.
+    Bitfield,
+    /// Stage 5: repeat the store for the next array element.
+    Loop,
+    /// The end of the program.
+    End,
+}
+
+/// The values stage 1 loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// [`Op::Reg`].
+    Reg,
+    /// [`Op::Stack`].
+    Stack,
+    /// [`Op::StackP`].
+    StackP,
+    /// [`Op::Retval`].
+    Retval,
+    /// [`Op::Imm`].
+    Imm,
+    /// [`Op::Arg`].
+    Arg,
+    /// [`Op::Edata`].
+    Edata,
+}
+
+/// The bytes at hand stage 1 loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bytes {
+    /// The current task's comm ([`Op::Comm`]).
+    Comm,
+    /// An immediate string of the argument text ([`Op::Data`]).
+    Data,
+}
+
+/// The stores of stage 3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Put {
+    /// The value itself, truncated ([`Op::StRaw`]).
+    Raw,
+    /// The memory the value points to ([`Op::StMem`], [`Op::StUMem`]).
+    Mem(Space),
+    /// The string the value points to ([`Op::StString`],
+    /// [`Op::StUString`]).
+    String(Space),
+    /// The symbol of the value ([`Op::StSymstr`]).
+    Symstr,
+}
+
+/// Which memory an address is read from. A kernel read of an address
+/// below `TASK_SIZE` still goes to user memory (`probe_mem_read()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Space {
+    /// `copy_from_kernel_nofault()` and its string twin.
+    Kernel,
+    /// `copy_from_user_nofault()` and its string twin.
+    User,
 }
 
 /// One instruction. Fields an opcode does not use are zero.
@@ -133,3 +284,87 @@ pub const FETCH_INSN_MAX: usize = 16;
 
 /// An argument's program: [`FETCH_INSN_MAX`] slots, ending in [`Op::End`].
 pub type Program = [Insn; FETCH_INSN_MAX];
+
+/// What an argument keeps that varies in size: its field name, its text
+/// and its fetch program.
+pub trait Store {
+    /// Field name: given, or `arg<N>`.
+    fn name(&self) -> &[u8];
+    /// The expression as written (after `%pd`/`%pD` rewriting), type
+    /// included: shown in the read-back of `kprobe_events`.
+    fn comm(&self) -> &[u8];
+    /// The first [`HEAD`] instructions: all of the commonest programs (a
+    /// load, a store, the end), which the hit path reads without a
+    /// pointer to follow.
+    fn head(&self) -> &[Insn; HEAD];
+    /// Instruction `i`; [`Op::End`] past the program.
+    fn insn(&self, i: usize) -> &Insn;
+}
+
+/// Instructions of a program a [`Store`] keeps with the argument.
+pub const HEAD: usize = 3;
+
+/// What a program holds past its last slot.
+pub static END: Insn = Insn::new(Op::End);
+
+/// The head of a program that has none (never, in practice: a program is
+/// longer than its head).
+pub static NOP_HEAD: [Insn; HEAD] = [Insn::NOP; HEAD];
+
+/// Where the interpreter's shortcut finds the parts of a program it can
+/// run: the commonest programs, without the general stages. Worked out
+/// once, when the program is complete ([`shortcut`]), so a hit does not
+/// look at the program's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shortcut {
+    /// Index of the load.
+    pub load: u8,
+    /// Index of the store; the dereferences are between the two.
+    pub store: u8,
+    /// There are dereferences.
+    pub derefs: bool,
+    /// A bitfield follows the store.
+    pub bitfield: bool,
+}
+
+/// The [`Shortcut`] of a program whose field is `size` bytes, if it has
+/// one: a value (a register, `$stackN`, `$stack`, `$argN`, `$retval`,
+/// `\5`, `@sym`, an entry-data word), any number of dereferences, then
+/// stored as is, the memory it points to stored with the type's size
+/// (filling the field, with or without a bitfield), or the string it
+/// points to. So one and two dereferences, `symbol`, bitfields, `$argN` on
+/// a return probe and single strings have one; arrays, `$comm`, immediate
+/// strings and `symstr` do not.
+pub fn shortcut(code: &[Insn], size: usize) -> Option<Shortcut> {
+    let class = |i: usize| code.get(i).map_or(Class::End, |c| c.op.class());
+    let load = usize::from(class(0) == Class::Symbol);
+    if !matches!(class(load), Class::Value(_)) {
+        return None;
+    }
+    let mut store = load + 1;
+    while matches!(class(store), Class::Deref(_)) {
+        store += 1;
+    }
+    let c = code.get(store)?;
+    let string = match c.op.class() {
+        Class::Store(put) => match put {
+            Put::Raw | Put::Mem(_) => false,
+            Put::String(_) => true,
+            Put::Symstr => return None,
+        },
+        _ => return None,
+    };
+    if usize::from(c.size) != size {
+        return None;
+    }
+    let bitfield = !string && class(store + 1) == Class::Bitfield;
+    if class(store + 1 + usize::from(bitfield)) != Class::End {
+        return None;
+    }
+    Some(Shortcut {
+        load: load as u8,
+        store: u8::try_from(store).ok()?,
+        derefs: store > load + 1,
+        bitfield,
+    })
+}

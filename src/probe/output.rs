@@ -11,7 +11,8 @@
 
 use core::fmt::{self, Write};
 
-use super::arg::{Arg, Store};
+use super::arg::Arg;
+use super::insn::Store;
 use super::text::Bytes;
 use super::types::Print;
 

@@ -13,9 +13,10 @@
 
 use core::fmt::Write;
 
-use super::arg::{Arg, Store};
+use super::arg::Arg;
 use super::command::{ArgList, Names, Place, Probe, Tokens};
 use super::error::{errno, Code, ParseError};
+use super::insn::Store;
 use super::text::{Bytes, Prefix, Str, Text};
 
 /// A parsed removal command. Borrowed from the line.
