@@ -27,7 +27,7 @@ key=$( {
 	cd "$ROOT"
 	# rust/ and patches/ may be absent in a clone (git keeps no empty dirs).
 	dirs=()
-	for d in Kconfig src rust patches Documentation tools scripts/series.sh scripts/apply.sh; do
+	for d in Kconfig src rust include patches Documentation tools scripts/series.sh scripts/apply.sh; do
 		[ -e "$d" ] && dirs+=("$d")
 	done
 	find "${dirs[@]}" -type f -print0 | sort -z | xargs -0 sha256sum

@@ -121,14 +121,54 @@ impl PutBytes for TraceSeq {
     }
 }
 
-/// Bytes collected for a C string; `failed` after an allocation failure.
-struct Collect {
+/// Bytes collected for C strings: text (no NUL inside, or it is an error),
+/// each string ended by [`Collect::end_string`].
+pub(crate) struct Collect {
     bytes: KVec<u8>,
+    /// An allocation failed.
     failed: bool,
+    /// The text had a NUL byte.
+    nul_inside: bool,
+}
+
+impl Collect {
+    pub(crate) fn new() -> Self {
+        Collect {
+            bytes: KVec::new(),
+            failed: false,
+            nul_inside: false,
+        }
+    }
+
+    /// Ends the current string (its NUL).
+    pub(crate) fn end_string(&mut self) {
+        if self.bytes.push(0, GFP_KERNEL).is_err() {
+            self.failed = true;
+        }
+    }
+
+    /// The bytes: `ENOMEM` if an allocation failed, `EINVAL` if the text
+    /// had a NUL byte.
+    fn into_bytes(self) -> Result<KVec<u8>> {
+        if self.failed {
+            Err(ENOMEM)
+        } else if self.nul_inside {
+            Err(EINVAL)
+        } else {
+            Ok(self.bytes)
+        }
+    }
+
+    /// The bytes, in an allocation of exactly their length (see
+    /// [`Collect::into_bytes`] for the errors).
+    pub(crate) fn into_boxed_slice(self) -> Result<KBox<[u8]>> {
+        Ok(self.into_bytes()?.into_boxed_slice(GFP_KERNEL)?)
+    }
 }
 
 impl PutBytes for Collect {
     fn put_bytes(&mut self, bytes: &[u8]) {
+        self.nul_inside |= bytes.contains(&0);
         if self.bytes.extend_from_slice(bytes, GFP_KERNEL).is_err() {
             self.failed = true;
         }
@@ -144,23 +184,6 @@ impl<S: PutBytes + ?Sized> core::fmt::Write for Raw<'_, S> {
         text::decode(s, |b| self.0.put_bytes(b));
         Ok(())
     }
-}
-
-/// A C string of formatted text, byte for byte (see [`Raw`]).
-///
-/// # Errors
-///
-/// `ENOMEM`, `EINVAL` for a NUL byte inside.
-pub(crate) fn cstring_fmt(args: core::fmt::Arguments<'_>) -> Result<CString> {
-    let mut c = Collect {
-        bytes: KVec::new(),
-        failed: false,
-    };
-    core::fmt::Write::write_fmt(&mut Raw(&mut c), args).map_err(|_| EINVAL)?;
-    if c.failed {
-        return Err(ENOMEM);
-    }
-    cstring(&c.bytes)
 }
 
 impl Env for KernelEnv {

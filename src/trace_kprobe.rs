@@ -15,22 +15,28 @@
 //! as C's `trace_kprobe` embeds a `dyn_event`: that file lists, creates and
 //! removes them too.
 //!
-//! Six names for the three things, each with its owner and its glue:
+//! The three things and where each lives:
 //!
-//! - the registry: [`Probes`], the `dynamic_events` type of kprobe events
-//!   (registered as a `Type<Probes>`), behind `kprobe_events`;
-//! - a probe: [`TraceKprobe`], its kprobe or kretprobe registration (or
-//!   none yet), in the registry's list and its event's list of probes to
-//!   arm; [`ProbeShared`], what its handler reads on a hit (its spec, its
-//!   event, its counters), linked into `dynamic_events`; [`Hit`], the
-//!   handler the kprobe core calls, which holds the `ProbeShared` (the
-//!   kprobes crate takes the handler by value, and the orphan rule wants a
-//!   local type to implement its traits on);
-//! - an event: [`EventShared`], what its callbacks and its probes'
-//!   handlers share (names, targets, the probes to arm); [`Event`], the
-//!   tracing core's callbacks, which hold the `EventShared` (the same
-//!   reason as `Hit`) and what only they read (the layout, the module).
-//!   The registry keeps the event's registration.
+//! - **The registry**, [`Probes`]: the `dynamic_events` type of kprobe
+//!   events (registered as a `Type<Probes>`), behind `kprobe_events`. Under
+//!   its lock ([`State`]): the probes in creation order, the events'
+//!   registrations, and the probes removed whose kprobes still wait to be
+//!   unregistered (all together, with one grace period: [`State::bury`]).
+//! - **A probe**, [`TraceKprobe`], in one of three states: pending (not
+//!   registered: its module is not loaded, or its address is in no
+//!   symbol), a kprobe or a kretprobe (registered disarmed, armed while its
+//!   event is in use). What its handler reads on a hit (its spec, its
+//!   event) is a [`ProbeShared`], linked into `dynamic_events`; the handler
+//!   the kprobe core calls is a [`Hit`], which holds the `ProbeShared` and
+//!   the counters (the kprobes crate takes the handler by value, and the
+//!   orphan rule wants a local type to implement its traits on). The
+//!   registry's list holds the probe, and so does its event's list of
+//!   probes to arm.
+//! - **An event**, [`EventShared`]: what its callbacks and its probes'
+//!   handlers share (its strings, [`strings::EventStrings`], its targets,
+//!   its probes to arm). The tracing core's callbacks are an [`Event`],
+//!   which holds it (the same reason as `Hit`) and the record layout. The
+//!   registry keeps the event's registration.
 //!
 //! Locks, outer first: the tracing core's `event_mutex` (held when the core
 //! calls [`Event`]'s callbacks and the `dynamic_events` callbacks; as in C,
@@ -42,13 +48,14 @@ mod event;
 mod hit;
 mod registration;
 mod stored;
+mod strings;
 
-use event::{Arm, Event, EventShared, PrintFmt};
+use event::{Event, EventShared};
 use hit::Hit;
 use registration::{module_exists, register};
-use stored::{Args, StoredEntry, StoredProbe, StoredSymbol};
+use stored::{Args, Exact, StoredProbe};
+use strings::EventStrings;
 
-use core::fmt::Write;
 use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
 use kernel::{
@@ -66,19 +73,14 @@ use kernel::{
     ThisModule,
 };
 
-use crate::kernel_env::{self, cstring, cstring_fmt, KernelEnv, Raw};
+use crate::kernel_env::{self, cstring, KernelEnv, Raw};
 use crate::probe::{
     command::{self, ArgList, Env, Names, Place as SpecPlace, Tokens},
     error::{caret_position, errno, Code, ParseError},
     format,
     removal::{check_append, Removal},
-    text::{Bytes, Escaped, Str, Text},
+    text::{Bytes, Escaped, Text},
 };
-
-// A probe with its `dynamic_events` entry fits a 128-byte allocation with
-// the `Arc`'s count (BENCHMARKS.md, memory): what only the hit needs is in
-// its handler ([`Hit`]), inside the kprobe registration.
-const _: () = assert!(core::mem::size_of::<Entry<ProbeShared>>() <= 120);
 
 /// What a probe is, for its read-back, its event and its handler.
 pub(crate) struct ProbeShared {
@@ -89,8 +91,7 @@ pub(crate) struct ProbeShared {
     /// For a probe on an address: how far the kprobe core moved it when it
     /// registered (past an `endbr64` at a function's entry: 4), which
     /// `kprobe_events` shows (`kp.addr`, as C). The registered address
-    /// itself is the handler's ([`Hit::addr`]); a byte here keeps the
-    /// probe in its allocation.
+    /// itself is the handler's ([`Hit::addr`]).
     moved: AtomicU8,
     maxactive: AtomicU32,
     /// An `@SYM` argument was not found when the probe was defined: it
@@ -145,8 +146,10 @@ pub(super) enum TraceKprobe {
     /// Not registered: on a module that is not loaded yet, or on an
     /// address in no symbol (trace_kprobe.c:616-620).
     Pending(Arc<Entry<ProbeShared>>),
-    K(Arc<kprobes::Registration<Hit>>),
-    R(Arc<kprobes::RetRegistration<Hit>>),
+    /// A kprobe, registered disarmed (gone if its module went away).
+    Kprobe(Arc<kprobes::Registration<Hit>>),
+    /// A kretprobe, likewise.
+    Kretprobe(Arc<kprobes::RetRegistration<Hit>>),
 }
 
 impl TraceKprobe {
@@ -154,8 +157,8 @@ impl TraceKprobe {
     fn shared(&self) -> &Arc<Entry<ProbeShared>> {
         match self {
             TraceKprobe::Pending(s) => s,
-            TraceKprobe::K(k) => &k.handler().probe,
-            TraceKprobe::R(r) => &r.handler().probe,
+            TraceKprobe::Kprobe(k) => &k.handler().probe,
+            TraceKprobe::Kretprobe(r) => &r.handler().probe,
         }
     }
 
@@ -164,18 +167,18 @@ impl TraceKprobe {
     pub(super) fn enable(&self) -> Result {
         match self {
             TraceKprobe::Pending(_) => Ok(()),
-            TraceKprobe::K(k) if k.gone() => Ok(()),
-            TraceKprobe::R(r) if r.gone() => Ok(()),
-            TraceKprobe::K(k) => k.enable(),
-            TraceKprobe::R(r) => r.enable(),
+            TraceKprobe::Kprobe(k) if k.gone() => Ok(()),
+            TraceKprobe::Kretprobe(r) if r.gone() => Ok(()),
+            TraceKprobe::Kprobe(k) => k.enable(),
+            TraceKprobe::Kretprobe(r) => r.enable(),
         }
     }
 
     pub(super) fn disable(&self) -> Result {
         match self {
             TraceKprobe::Pending(_) => Ok(()),
-            TraceKprobe::K(k) => k.disable(),
-            TraceKprobe::R(r) => r.disable(),
+            TraceKprobe::Kprobe(k) => k.disable(),
+            TraceKprobe::Kretprobe(r) => r.disable(),
         }
     }
 
@@ -187,8 +190,8 @@ impl TraceKprobe {
     fn nmissed(&self) -> usize {
         match self {
             TraceKprobe::Pending(_) => 0,
-            TraceKprobe::K(k) => k.nmissed(),
-            TraceKprobe::R(r) => r.nmissed(),
+            TraceKprobe::Kprobe(k) => k.nmissed(),
+            TraceKprobe::Kretprobe(r) => r.nmissed(),
         }
     }
 
@@ -197,8 +200,8 @@ impl TraceKprobe {
     fn unregister(&self) {
         match self {
             TraceKprobe::Pending(_) => {}
-            TraceKprobe::K(k) => kprobes::unregister_all(core::iter::once(&**k)),
-            TraceKprobe::R(r) => kprobes::unregister_all(core::iter::once(&**r)),
+            TraceKprobe::Kprobe(k) => kprobes::unregister_all(core::iter::once(&**k)),
+            TraceKprobe::Kretprobe(r) => kprobes::unregister_all(core::iter::once(&**r)),
         }
     }
 
@@ -207,8 +210,8 @@ impl TraceKprobe {
     fn counts(&self) -> (u64, u64) {
         match self {
             TraceKprobe::Pending(_) => (0, 0),
-            TraceKprobe::K(k) => k.handler().counts(),
-            TraceKprobe::R(r) => r.handler().counts(),
+            TraceKprobe::Kprobe(k) => k.handler().counts(),
+            TraceKprobe::Kretprobe(r) => r.handler().counts(),
         }
     }
 }
@@ -248,9 +251,6 @@ struct State {
     /// write or truncation that removed them returns (C waits for one
     /// grace period a probe).
     removed: KVec<TraceKprobe>,
-    /// A truncation of `dynamic_events` is under way: its `free` calls
-    /// leave the kprobes to the last one (see [`Probes::free`]).
-    truncating: bool,
 }
 
 impl Drop for State {
@@ -262,11 +262,45 @@ impl Drop for State {
     }
 }
 
+/// What a definition undoes when it fails after it found or made the
+/// probe's event (`Probes::create`): the probe, if it got that far, leaves
+/// the event's list of probes to arm and is unregistered; the event goes if
+/// it has no probe (it was new). [`Undo::done`] keeps everything.
+struct Undo<'a> {
+    state: &'a mut State,
+    lock: &'a EventLock,
+    event: &'a Arc<EventShared>,
+    /// The new probe, once registered (or pending).
+    probe: Option<TraceKprobe>,
+    done: bool,
+}
+
+impl Undo<'_> {
+    /// The definition succeeded: nothing to undo.
+    fn done(mut self) {
+        self.done = true;
+    }
+}
+
+impl Drop for Undo<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        if let Some(p) = self.probe.take() {
+            // The registry never held it: its kprobe is unregistered when
+            // the last reference goes.
+            self.event.detach(&p);
+        }
+        let _ = self.state.drop_event_if_empty(self.lock, self.event);
+    }
+}
+
 impl State {
     fn event_of(&self, group: &[u8], name: &[u8]) -> Option<usize> {
         self.events
             .iter()
-            .map(|e| &e.data().0)
+            .map(|e| &e.data().shared)
             .position(|e| e.name() == name && e.group() == group)
     }
 
@@ -284,7 +318,7 @@ impl State {
     fn event_index(&self, ev: &Arc<EventShared>) -> Option<usize> {
         self.events
             .iter()
-            .position(|e| Arc::ptr_eq(&e.data().0, ev))
+            .position(|e| Arc::ptr_eq(&e.data().shared, ev))
     }
 
     fn siblings(&self, ev: &Arc<EventShared>) -> usize {
@@ -300,7 +334,7 @@ impl State {
             return Ok(());
         };
         self.events[i].remove(lock)?;
-        self.events.retain(|e| !Arc::ptr_eq(&e.data().0, ev));
+        self.events.retain(|e| !Arc::ptr_eq(&e.data().shared, ev));
         Ok(())
     }
 
@@ -317,36 +351,26 @@ impl State {
                 self.events[i].remove(lock).map_err(|_| EBUSY)?;
             }
         }
-        // Allocates nothing (KVec::retain, from the series' kvec patch): the
-        // removal cannot fail half-way. The kprobe is unregistered by `bury`,
-        // or here when there is no room to keep it until then.
-        let p = &self.probes[i];
-        ev.detach(p);
-        let _ = self.removed.push(p.clone(), GFP_KERNEL);
-        let mut at = 0;
-        self.probes.retain(|p| {
-            at += 1;
-            if at - 1 != i {
-                return true;
-            }
-            p.shared().remove(lock);
-            false
-        });
+        // Allocates nothing: the removal cannot fail half-way. The kprobe is
+        // unregistered by `bury`, or here (the last reference dropped) when
+        // there is no room to keep it until then.
+        let p = self.probes.remove(i)?;
+        ev.detach(&p);
+        p.shared().remove(lock);
+        let _ = self.removed.push(p, GFP_KERNEL);
         self.drop_event_if_empty(lock, &ev)
     }
 
     /// Unregisters the kprobes of the removed probes, with one grace
     /// period for the kprobes and one for the kretprobes
-    /// (`unregister_kprobes()`), then frees them. Ends a truncation of
-    /// `dynamic_events` that was under way (see [`Probes::free`]).
+    /// (`unregister_kprobes()`), then frees them.
     fn bury(&mut self) {
-        self.truncating = false;
         kprobes::unregister_all(self.removed.iter().filter_map(|k| match k {
-            TraceKprobe::K(k) => Some(&**k),
+            TraceKprobe::Kprobe(k) => Some(&**k),
             _ => None,
         }));
         kprobes::unregister_all(self.removed.iter().filter_map(|k| match k {
-            TraceKprobe::R(r) => Some(&**r),
+            TraceKprobe::Kretprobe(r) => Some(&**r),
             _ => None,
         }));
         // Dropping them frees them; their kprobes are unregistered.
@@ -381,7 +405,6 @@ impl Probes {
                 probes: KVec::new(),
                 events: KVec::new(),
                 removed: KVec::new(),
-                truncating: false,
             }),
             errors,
             buffers,
@@ -431,9 +454,6 @@ impl Probes {
     /// that is not a probe definition.
     fn define(ty: &Type<Probes>, line: &[u8]) -> Result {
         let this = ty.data();
-        // The kprobes a truncation of `dynamic_events` left when it stopped
-        // half-way (see `free`).
-        this.bury();
         let mut tokens = KBox::new(Tokens::new(), GFP_KERNEL)?;
         match this.create(ty, line, &mut tokens) {
             Ok(()) => Ok(()),
@@ -471,8 +491,8 @@ impl Probes {
         let spec = spec
             .map(
                 Args::share,
-                |s| StoredSymbol::new(s.as_bytes()),
-                |e| StoredEntry::new(&e),
+                |s| Exact::new(s.as_bytes()),
+                |e| Exact::new(e.args()),
                 |_| Ok(()),
             )
             .map_err(Fail::Kernel)?;
@@ -484,12 +504,20 @@ impl Probes {
         let existing = state.event_of(names.group, names.event);
         let event = match existing {
             Some(i) => {
-                let ev = state.events[i].data().0.clone();
+                let ev = state.events[i].data().shared.clone();
                 check_append(&spec, state.probes_of(&ev).map(|p| &p.shared().spec))
                     .map_err(Fail::Parse)?;
                 ev
             }
             None => self.new_event(&lock, &mut state, &spec, names)?,
+        };
+        // From here on, a failure leaves the registry as it was.
+        let mut undo = Undo {
+            state: &mut state,
+            lock: &lock,
+            event: &event,
+            probe: None,
+            done: false,
         };
 
         let dynamic = spec.args.as_slice().iter().any(|a| a.dynamic);
@@ -506,14 +534,7 @@ impl Probes {
                 unresolved,
             }),
             GFP_KERNEL,
-        );
-        let shared = match shared {
-            Ok(s) => s,
-            Err(e) => {
-                let _ = state.drop_event_if_empty(&lock, &event);
-                return Err(Fail::Kernel(e));
-            }
-        };
+        )?;
         let probe = match register(&shared, &self.buffers, None) {
             Ok(p) => p,
             // A probe on a module that is not loaded waits for it; so does
@@ -524,23 +545,13 @@ impl Probes {
                 );
                 TraceKprobe::Pending(shared.clone())
             }
-            Err(e) => {
-                drop(shared);
-                let _ = state.drop_event_if_empty(&lock, &event);
-                return Err(Fail::Parse(command::registration_error(-e.to_errno())));
-            }
+            Err(e) => return Err(Fail::Parse(command::registration_error(-e.to_errno()))),
         };
-        let r = shared
-            .event
-            .attach(&probe)
-            .and_then(|()| Ok(state.probes.reserve(1, GFP_KERNEL)?));
-        if let Err(e) = r {
-            shared.event.detach(&probe);
-            drop(probe);
-            drop(shared);
-            let _ = state.drop_event_if_empty(&lock, &event);
-            return Err(Fail::Kernel(e));
-        }
+        undo.probe = Some(probe.clone());
+        event.attach(&probe)?;
+        undo.state.probes.reserve(1, GFP_KERNEL)?;
+        // Nothing fails from here on.
+        undo.done();
         shared.add(&lock, ty);
         // Cannot fail: reserved above.
         let _ = state.probes.push(probe, GFP_KERNEL);
@@ -555,42 +566,9 @@ impl Probes {
         spec: &StoredProbe,
         names: Names<'_>,
     ) -> Result<Arc<EventShared>, Fail> {
-        // "group\0event\0", then "type\0name\0" for each field after the
-        // head (`event::head_field`), then the print format, in one
-        // allocation of exactly their length, which the event's
-        // registration points into too (was two `CString`s a field and a
-        // vector of them, the names inline, and a copy of the names and
-        // the print format in the registration).
-        let mut all = KVec::new();
-        for n in [names.group, names.event] {
-            all.extend_from_slice(n, GFP_KERNEL)?;
-            all.push(0, GFP_KERNEL)?;
-        }
-        for f in format::fields(spec.is_return, spec.args.as_slice()) {
-            if event::head_field(f.name).is_some() {
-                continue;
-            }
-            all.extend_from_slice(f.ty.as_bytes(), GFP_KERNEL)?;
-            if f.count != 0 {
-                // "[N]": a u32 takes at most 10 digits.
-                let mut count = Str::<12>::new();
-                let _ = write!(count, "[{}]", f.count);
-                all.extend_from_slice(count.as_bytes(), GFP_KERNEL)?;
-            }
-            all.push(0, GFP_KERNEL)?;
-            all.extend_from_slice(f.name, GFP_KERNEL)?;
-            all.push(0, GFP_KERNEL)?;
-        }
-        let print_fmt = cstring_fmt(format_args!(
-            "{}",
-            PrintFmt(spec.is_return, spec.args.as_slice())
-        ))?;
-        all.extend_from_slice(print_fmt.as_bytes_with_nul(), GFP_KERNEL)?;
-        let strings = stored::exact(&[&all])?;
+        let strings = EventStrings::new(names, spec.is_return, spec.args.as_slice())?;
         let layout = spec.args.0.clone();
         let is_return = spec.is_return;
-        // (The parser keeps names to MAX_EVENT_NAME_LEN, 64 bytes.)
-        let names_len = [names.group.len() as u8, names.event.len() as u8];
         // The registration makes the event's targets and hands them over
         // (`Event::targets` answers them).
         let data = move |targets| {
@@ -598,13 +576,12 @@ impl Probes {
                 pin_init!(EventShared {
                     is_return,
                     strings,
-                    names_len,
                     targets,
-                    arm <- kernel::new_mutex!(Arm::default()),
+                    arm <- kernel::new_mutex!(KVec::new()),
                 }),
                 GFP_KERNEL,
             )?;
-            Ok(Event(shared, layout))
+            Ok(Event { shared, layout })
         };
         state.events.reserve(1, GFP_KERNEL)?;
         let reg = KBox::pin_init(
@@ -618,7 +595,7 @@ impl Probes {
                 Fail::Kernel(e)
             }
         })?;
-        let shared = reg.data().0.clone();
+        let shared = reg.data().shared.clone();
         // Cannot fail: reserved above.
         let _ = state.events.push(reg, GFP_KERNEL);
         Ok(shared)
@@ -690,7 +667,10 @@ impl Probes {
             let _lock = lock_events();
             for e in ty.data().state.lock().events.iter() {
                 names.push(
-                    (cstring(e.data().0.group())?, cstring(e.data().0.name())?),
+                    (
+                        cstring(e.data().shared.group())?,
+                        cstring(e.data().shared.name())?,
+                    ),
                     GFP_KERNEL,
                 )?;
             }
@@ -746,7 +726,7 @@ impl Probes {
     pub(crate) fn clear(&self) -> Result {
         let lock = lock_events();
         let mut state = self.state.lock();
-        let mut res = if state.events.iter().any(|e| e.data().0.in_use()) {
+        let mut res = if state.events.iter().any(|e| e.data().shared.in_use()) {
             Err(EBUSY)
         } else {
             Ok(())
@@ -811,22 +791,12 @@ impl dyn_event::Provider for Probes {
     }
 
     /// `trace_kprobe_is_busy()`: enabled somewhere or open by perf.
-    ///
-    /// Only `dyn_events_release_all()` asks (trace_dynevent.c:235-242), of
-    /// every entry before it frees any: a truncation of `dynamic_events` is
-    /// under way, which frees every probe unless one is busy.
     fn is_busy(&self, _lock: &EventLock, entry: &ProbeShared) -> bool {
-        self.state.lock().truncating = true;
         entry.event.in_use()
     }
 
-    /// `trace_kprobe_release()`. The kprobes go with one grace period for
-    /// all when the probes go together: in a truncation, when the last
-    /// probe has gone; otherwise (a `-:` line, which asks `match` first,
-    /// trace_dynevent.c:`dyn_event_release()`) at once, one at a time as in
-    /// C, since the core tells of no end to a removal of several. A
-    /// truncation that stopped half-way leaves its kprobes to the next
-    /// write or truncation.
+    /// `trace_kprobe_release()`, but the kprobe is unregistered when the
+    /// removal is done (`released`), with the others it removed.
     fn free(&self, lock: &EventLock, entry: &ProbeShared) -> Result {
         let mut state = self.state.lock();
         match state
@@ -834,15 +804,16 @@ impl dyn_event::Provider for Probes {
             .iter()
             .position(|p| core::ptr::eq(&***p.shared(), entry))
         {
-            Some(i) => {
-                let r = state.remove_probe(lock, i);
-                if !state.truncating || state.probes.is_empty() {
-                    state.bury();
-                }
-                r
-            }
+            Some(i) => state.remove_probe(lock, i),
             None => Err(ENOENT),
         }
+    }
+
+    /// A `-:` line or a truncation of `dynamic_events` is done: the kprobes
+    /// of the probes it removed go, with one grace period for all (C: one
+    /// a probe).
+    fn released(&self, _lock: &EventLock) {
+        self.state.lock().bury();
     }
 
     /// `trace_kprobe_match()`.
@@ -854,8 +825,6 @@ impl dyn_event::Provider for Probes {
         args: DynArgs<'_>,
         entry: &ProbeShared,
     ) -> bool {
-        // A `-:` line: no truncation is under way (`free` buries at once).
-        self.state.lock().truncating = false;
         let r = Removal {
             group: system.map(|s| s.as_bytes()),
             event: event.as_bytes(),

@@ -7,12 +7,12 @@
 
 use kernel::{
     prelude::*,
-    str::CStr,
     sync::{Arc, Mutex},
     trace_event::{self, EventFile, EventNames, Field, Fields, Targets, TraceSeq},
 };
 
 use super::stored::StoredArg;
+use super::strings::EventStrings;
 use super::TraceKprobe;
 use crate::kernel_env::{KernelSymbols, Raw};
 use crate::probe::{format, output};
@@ -21,103 +21,28 @@ use crate::probe::{format, output};
 #[pin_data]
 pub(crate) struct EventShared {
     pub(super) is_return: bool,
-    /// The event's group and name, then the type and name of each field
-    /// after the common ones, then the print format, as C strings one
-    /// after the other in one allocation of exactly their length (the
-    /// tracing core keeps pointers to all of them while the event exists:
-    /// [`Event::names`]). Inline, the two names took 130 bytes, and the
-    /// struct a 256-byte allocation instead of 128.
-    pub(super) strings: KBox<[u8]>,
-    /// The lengths of the group and the name at the start of `strings`
-    /// (at most `MAX_EVENT_NAME_LEN` each): found without a walk, since
-    /// defining or removing a probe compares every event's names.
-    pub(super) names_len: [u8; 2],
+    /// The group and name, the fields' types and names, the print format.
+    pub(super) strings: EventStrings,
     /// The instances the event is enabled in, and perf and BPF while perf
     /// has it open: made by the event's registration, which adds and
-    /// removes them. Inline: the handler follows no pointer to them, and
-    /// they took a 32-byte allocation of their own.
+    /// removes them. Inline, so that the handler follows no pointer to
+    /// them.
     pub(super) targets: Targets,
-    /// The event's probes, armed while the event is in use (`in_use`).
+    /// The event's probes, in the order they came, armed while the event
+    /// is in use (`in_use`).
     #[pin]
-    pub(super) arm: Mutex<Arm>,
+    pub(super) arm: Mutex<KVec<TraceKprobe>>,
 }
-
-/// An event's probes to arm: the first inline (most events have one probe;
-/// a vector of one took a 16-byte allocation), the others after it, in the
-/// order they came.
-#[derive(Default)]
-pub(crate) struct Arm {
-    first: Option<TraceKprobe>,
-    rest: KVec<TraceKprobe>,
-}
-
-impl Arm {
-    fn push(&mut self, kp: TraceKprobe) -> Result {
-        if self.first.is_none() {
-            self.first = Some(kp);
-        } else {
-            self.rest.push(kp, GFP_KERNEL)?;
-        }
-        Ok(())
-    }
-
-    /// Takes the last probe pushed out again.
-    fn pop(&mut self) {
-        if !self.rest.is_empty() {
-            self.rest.truncate(self.rest.len() - 1);
-        } else {
-            self.first = None;
-        }
-    }
-
-    /// Keeps the probes `keep` says, in order; allocates nothing.
-    fn retain(&mut self, mut keep: impl FnMut(&TraceKprobe) -> bool) {
-        if self.first.as_ref().is_some_and(|k| !keep(k)) {
-            self.first = None;
-        }
-        self.rest.retain(|k| keep(k));
-        if self.first.is_none() && !self.rest.is_empty() {
-            // The next one moves up: a clone of its `Arc`, then the slot
-            // goes.
-            self.first = Some(self.rest[0].clone());
-            let mut i = 0;
-            self.rest.retain(|_| {
-                i += 1;
-                i > 1
-            });
-        }
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &TraceKprobe> {
-        Iterator::chain(self.first.iter(), self.rest.iter())
-    }
-}
-
-// Fits a 128-byte allocation with the `Arc`'s count (BENCHMARKS.md, memory),
-// unless lock debugging makes the mutex larger. (What only the event's
-// callbacks read is in `Event`, inside the registration.)
-#[cfg(not(any(CONFIG_DEBUG_LOCK_ALLOC, CONFIG_DEBUG_MUTEXES)))]
-const _: () = assert!(core::mem::size_of::<EventShared>() <= 120);
 
 impl EventShared {
-    /// The C strings of [`EventShared::strings`], in order.
-    fn c_strings(&self) -> impl Iterator<Item = &CStr> {
-        self.strings
-            .split_inclusive(|&b| b == 0)
-            .filter_map(|s| CStr::from_bytes_with_nul(s).ok())
-    }
-
     /// The event's group.
     pub(super) fn group(&self) -> &[u8] {
-        let g = usize::from(self.names_len[0]);
-        self.strings.get(..g).unwrap_or(&[])
+        self.strings.group()
     }
 
     /// The event's name, for the trace text.
     pub(super) fn name(&self) -> &[u8] {
-        let g = usize::from(self.names_len[0]) + 1;
-        let n = usize::from(self.names_len[1]);
-        self.strings.get(g..g + n).unwrap_or(&[])
+        self.strings.name()
     }
 
     /// Adds a probe, armed if the event is enabled somewhere
@@ -125,11 +50,12 @@ impl EventShared {
     /// On an error the probe is not in the list.
     pub(super) fn attach(&self, kp: &TraceKprobe) -> Result {
         let mut arm = self.arm.lock();
-        arm.push(kp.clone())?;
+        arm.push(kp.clone(), GFP_KERNEL)?;
         if self.in_use() {
             if let Err(e) = kp.enable() {
                 // The caller holds `kp`: not the last reference.
-                arm.pop();
+                let last = arm.len() - 1;
+                let _ = arm.remove(last);
                 return Err(e);
             }
         }
@@ -166,28 +92,25 @@ impl EventShared {
 }
 
 /// The trace event's callbacks: what the probes share with them, and what
-/// only they read (in the registration's allocation, which has room: the
-/// shared part has none), the record layout (the first probe's arguments,
-/// shared with it: every probe of the event has the same names, types and
-/// sizes).
-pub(crate) struct Event(pub(super) Arc<EventShared>, pub(super) Arc<KVec<StoredArg>>);
-
-// An event's registration fits a 256-byte allocation (BENCHMARKS.md,
-// memory): the C structs, the pointer to the targets and `Event` (the
-// strings and the targets are in `EventShared`).
-const _: () = assert!(core::mem::size_of::<trace_event::Registration<Event>>() <= 256);
+/// only they read.
+pub(crate) struct Event {
+    pub(super) shared: Arc<EventShared>,
+    /// The record layout: the first probe's arguments, shared with it
+    /// (every probe of the event has the same names, types and sizes).
+    pub(super) layout: Arc<KVec<StoredArg>>,
+}
 
 impl Event {
     /// A new user (an instance or perf), not yet among the targets:
     /// `enable_trace_kprobe()` arms the probes. (Each user also pins the
     /// module: the kernel crate's registration takes care of it.)
     fn enable(&self) -> Result {
-        let r = self.0.set_armed(true);
+        let r = self.shared.set_armed(true);
         if r.is_err() {
             // enable_trace_kprobe(): roll back, unless another user keeps
             // the probes armed.
-            if !self.0.in_use() {
-                let _ = self.0.set_armed(false);
+            if !self.shared.in_use() {
+                let _ = self.shared.set_armed(false);
             }
         }
         r
@@ -196,10 +119,10 @@ impl Event {
     /// A user gone from the targets: `disable_trace_kprobe()` disarms the
     /// probes when it was the last.
     fn disable(&self) -> Result {
-        if self.0.in_use() {
+        if self.shared.in_use() {
             Ok(())
         } else {
-            self.0.set_armed(false)
+            self.shared.set_armed(false)
         }
     }
 }
@@ -208,32 +131,18 @@ impl Event {
 impl trace_event::Event for Event {
     /// The group, the name and (the last string) the print format.
     fn names(&self) -> EventNames<'_> {
-        let e = &*self.0;
-        let mut s = e.c_strings();
-        let empty = kernel::c_str!("");
-        let system = s.next().unwrap_or(empty);
-        let name = s.next().unwrap_or(empty);
-        EventNames {
-            system,
-            name,
-            print_fmt: s.last().unwrap_or(empty),
-        }
+        self.shared.strings.event_names()
     }
 
     fn targets(&self) -> &Targets {
-        &self.0.targets
+        &self.shared.targets
     }
 
     fn define_fields<'a>(&'a self, fields: &mut Fields<'a>) -> Result {
-        let e = &*self.0;
-        // "type\0name\0" for each field after the head, in order, after
-        // the event's names.
-        let mut strings = e.c_strings().skip(2);
-        for f in format::fields(e.is_return, &self.1) {
-            let (Some(ty), Some(name)) = head_field(f.name).map_or_else(
-                || (strings.next(), strings.next()),
-                |(t, n)| (Some(t), Some(n)),
-            ) else {
+        let e = &*self.shared;
+        let names = e.strings.fields(e.is_return, &self.layout);
+        for (f, names) in format::fields(e.is_return, &self.layout).zip(names) {
+            let Some((ty, name)) = names else {
                 return Err(EINVAL);
             };
             fields.define(&Field {
@@ -248,7 +157,7 @@ impl trace_event::Event for Event {
     }
 
     fn print(&self, record: &[u8], out: &mut TraceSeq) -> core::fmt::Result {
-        let e = &*self.0;
+        let e = &*self.shared;
         let word = |at: usize| {
             record
                 .get(at..at + 8)
@@ -270,7 +179,7 @@ impl trace_event::Event for Event {
             &mut Raw(out),
             e.name(),
             head,
-            &self.1,
+            &self.layout,
             payload,
             &KernelSymbols,
         )
@@ -295,28 +204,5 @@ impl trace_event::Event for Event {
     /// `disable_trace_kprobe(call, NULL)`.
     fn perf_unregister(&self) -> Result {
         self.disable()
-    }
-}
-
-/// The type and name of a head field (`__probe_ip`, or `__probe_func` and
-/// `__probe_ret_ip`): the same for every event, so constants rather than
-/// 25 bytes of each event's strings. No argument takes these names
-/// (`arg::RESERVED`).
-pub(super) fn head_field(name: &[u8]) -> Option<(&'static CStr, &'static CStr)> {
-    let ty = kernel::c_str!("unsigned long");
-    match name {
-        b"__probe_ip" => Some((ty, kernel::c_str!("__probe_ip"))),
-        b"__probe_func" => Some((ty, kernel::c_str!("__probe_func"))),
-        b"__probe_ret_ip" => Some((ty, kernel::c_str!("__probe_ret_ip"))),
-        _ => None,
-    }
-}
-
-/// Print fmt text for `CString::try_from_fmt`.
-pub(super) struct PrintFmt<'a>(pub(super) bool, pub(super) &'a [StoredArg]);
-
-impl core::fmt::Display for PrintFmt<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        format::print_fmt(f, self.0, self.1)
     }
 }

@@ -22,7 +22,7 @@ use crate::probe::{arg::EntryList, command::ArgList, fetch, format};
 
 /// The handler of a probe's kprobe or kretprobe: the probe, and what only
 /// the hit needs (in the kprobe registration, which the kprobe core hands
-/// the hit anyway: the probe itself fits a 128-byte allocation then).
+/// the hit anyway).
 pub(crate) struct Hit {
     pub(super) probe: Arc<Entry<ProbeShared>>,
     /// Hits, per CPU (`trace_kprobe.nhit`).
@@ -236,8 +236,3 @@ impl kprobes::RetHandler for Hit {
         self.record(regs, data, func, ret_ip as u64);
     }
 }
-
-// A kprobe registration with its handler fits a 192-byte allocation with the
-// `Arc`'s count, a kretprobe's 256 (BENCHMARKS.md, memory).
-const _: () = assert!(core::mem::size_of::<kprobes::Registration<Hit>>() <= 184);
-const _: () = assert!(core::mem::size_of::<kprobes::RetRegistration<Hit>>() <= 248);

@@ -118,11 +118,11 @@ pub(super) fn register(
         r.handler().addr.store(r.address(), Ordering::Relaxed);
         moved(r.address());
         shared.maxactive.store(r.maxactive(), Ordering::Relaxed);
-        Ok(TraceKprobe::R(r))
+        Ok(TraceKprobe::Kretprobe(r))
     } else {
         let k = Arc::pin_init(kprobes::Registration::new(place, true, hit), GFP_KERNEL)?;
         k.handler().addr.store(k.address(), Ordering::Relaxed);
         moved(k.address());
-        Ok(TraceKprobe::K(k))
+        Ok(TraceKprobe::Kprobe(k))
     }
 }

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
 //! A probe as parsed ([`Args`]) and as the registry keeps it
-//! ([`StoredProbe`]): what varies in size out of line, the arguments
-//! shared with the event's record layout, each argument's name, text and
-//! program past its first instructions in just the memory they take
-//! ([`StoredArg`]).
+//! ([`StoredProbe`]): what varies in size out of line ([`Exact`]), the
+//! arguments shared with the event's record layout ([`StoredArgs`]), each
+//! argument's name, text and program past its first instructions in just
+//! the memory they take ([`StoredArg`]).
 
 use kernel::{prelude::*, sync::Arc};
 
 use crate::probe::{
-    arg::{Arg, EntryArgs, EntryList, Parsed, Split},
+    arg::{Arg, EntryList, Parsed, Split},
     command::{ArgList, Probe},
     insn::Insn,
     text::Text,
@@ -18,9 +18,7 @@ use crate::probe::{
 /// A probe's arguments, in kernel memory.
 pub(crate) struct Args(pub(super) KVec<Arg>);
 
-/// The parts one after the other in a boxed slice of exactly their length
-/// (what a stored probe keeps out of line): 16 bytes where a vector takes
-/// 24.
+/// The parts one after the other in a boxed slice of exactly their length.
 pub(super) fn exact<T: Clone>(parts: &[&[T]]) -> Result<KBox<[T]>> {
     let n = parts.iter().map(|p| p.len()).sum();
     let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
@@ -30,16 +28,35 @@ pub(super) fn exact<T: Clone>(parts: &[&[T]]) -> Result<KBox<[T]>> {
     Ok(v.into_boxed_slice(GFP_KERNEL)?)
 }
 
+/// What a stored probe keeps of a part that varies in size (its symbol,
+/// its entry arguments): exactly its elements, where the parser's keeps
+/// room for the largest (a symbol `MAX_SYMBOL_LEN` bytes, entry
+/// arguments 128).
+pub(crate) struct Exact<T>(KBox<[T]>);
+
+impl<T: Clone> Exact<T> {
+    pub(super) fn new(elements: &[T]) -> Result<Self> {
+        Ok(Exact(exact(&[elements])?))
+    }
+}
+
+impl Text for Exact<u8> {
+    fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl EntryList for Exact<u16> {
+    fn args(&self) -> &[u16] {
+        &self.0
+    }
+}
+
 /// An argument as a stored probe keeps it: the first instructions of its
 /// program inline (all of the commonest programs, which the hit reads
 /// without a pointer to follow), the rest of the program and the name and
-/// text out of line, each in exactly its length. 96 bytes, where a parsed
-/// argument takes 376.
+/// text out of line, each in exactly its length.
 pub(crate) type StoredArg = Arg<Split<KBox<[Insn]>, KBox<[u8]>>>;
-
-// Two arguments fit a 192-byte allocation, one a 96-byte one (BENCHMARKS.md,
-// memory).
-const _: () = assert!(core::mem::size_of::<StoredArg>() <= 96);
 
 impl Args {
     /// The arguments as a stored probe keeps them ([`StoredArg`]): exactly
@@ -71,43 +88,9 @@ impl ArgList for StoredArgs {
     }
 }
 
-/// A stored probe's symbol (or group or event name), out of line: inline,
-/// a symbol takes `MAX_SYMBOL_LEN` (600) bytes whatever its length.
-pub(crate) struct StoredSymbol(KBox<[u8]>);
-
-impl StoredSymbol {
-    pub(super) fn new(s: &[u8]) -> Result<Self> {
-        Ok(StoredSymbol(exact(&[s])?))
-    }
-}
-
-impl Text for StoredSymbol {
-    fn as_bytes(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-/// A stored return probe's entry arguments (`$argN`), just those it has:
-/// inline, room for 128 takes 264 bytes.
-pub(crate) struct StoredEntry(KBox<[u16]>);
-
-impl StoredEntry {
-    pub(super) fn new(e: &EntryArgs) -> Result<Self> {
-        Ok(StoredEntry(exact(&[e.args()])?))
-    }
-}
-
-impl EntryList for StoredEntry {
-    fn args(&self) -> &[u16] {
-        &self.0
-    }
-}
-
 /// A probe as the registry keeps it: what varies in size out of line, and
-/// no group and event names (its event's are its names: kept here too, out
-/// of line, they took 48 bytes), so that the probe with its
-/// `dynamic_events` entry fits a 192-byte allocation.
-pub(crate) type StoredProbe = Probe<StoredArgs, StoredSymbol, StoredEntry, ()>;
+/// no group and event names (its event's are its names).
+pub(crate) type StoredProbe = Probe<StoredArgs, Exact<u8>, Exact<u16>, ()>;
 
 impl ArgList for Args {
     type Store = Parsed;

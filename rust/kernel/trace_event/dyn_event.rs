@@ -9,7 +9,8 @@
 //! reading lists every type's [`Entry`]s in creation order through
 //! [`Provider::show`]; `-:[GRP/]EVENT ...` and `!...` lines and `O_TRUNC`
 //! remove entries through [`Provider::matches`], [`Provider::is_busy`] and
-//! [`Provider::free`]. Dropping the [`Type`] unregisters it (a kernel patch
+//! [`Provider::free`], then tell the type with [`Provider::released`] (a
+//! kernel patch adds the callback). Dropping the [`Type`] unregisters it (a kernel patch
 //! adds `dyn_event_unregister()`) and unlinks any entry left.
 //!
 //! C header: [`include/linux/trace_dynevent.h`](srctree/include/linux/trace_dynevent.h)
@@ -70,6 +71,14 @@ pub trait Provider: Send + Sync + 'static {
 
     /// Removes `entry`: it unlinks it ([`Entry::remove`]) unless it fails.
     fn free(&self, lock: &EventLock, entry: &Self::Entry) -> Result;
+
+    /// A removal (a `-:` line or a truncation of `dynamic_events`) gave
+    /// one or more entries to [`Provider::free`], whether or not that
+    /// succeeded; `event_mutex` is still held. A provider whose `free`
+    /// leaves work to do for every entry (waiting for an RCU grace period)
+    /// does it here, once for all of them. It may come more than once in
+    /// one removal. Nothing by default.
+    fn released(&self, _lock: &EventLock) {}
 
     /// Whether a removal command for `system/event` (`system` if given;
     /// an empty `event` matches any) followed by `args` names `entry`.
@@ -231,6 +240,7 @@ impl<P: Provider> Type<P> {
                     is_busy: Some(Self::is_busy),
                     free: Some(Self::free),
                     match_: Some(Self::match_),
+                    released: Some(Self::released),
                 };
                 // SAFETY: `ops` points to the field's memory, valid for
                 // writes.
@@ -323,6 +333,22 @@ impl<P: Provider> Type<P> {
         // SAFETY: `event_mutex` is held.
         let lock = unsafe { EventLock::assume_held() };
         from_result(|| this.data.free(lock, e).map(|()| 0))
+    }
+
+    /// The type's `released`: tells [`Provider::released`] that a removal
+    /// gave entries to `free`.
+    ///
+    /// # Safety
+    ///
+    /// Called by the core with `event_mutex` held and the `ops` of one of
+    /// the entries it freed: ours.
+    unsafe extern "C" fn released(ops: *mut Operations) {
+        // SAFETY: by the type invariant, our entries' `ops` is the `ops`
+        // field of a `Type<P>`, alive while the caller holds `event_mutex`:
+        // its drop takes that mutex before it lets `ops` go.
+        let this = unsafe { &*crate::container_of!(ops.cast::<Opaque<Operations>>(), Self, ops) };
+        // SAFETY: `event_mutex` is held.
+        this.data.released(unsafe { EventLock::assume_held() });
     }
 
     /// The type's `match`: asks [`Provider::matches`] whether a removal command names an entry.

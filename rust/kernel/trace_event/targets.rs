@@ -157,8 +157,7 @@ impl Targets {
 /// The instances an event is enabled in, for its probe handler (the
 /// [`Targets`]' files). The slots are allocated when the first instance
 /// enables the event and freed when the last one disables it: an event
-/// enabled nowhere (most probes on a machine with many) keeps one pointer
-/// (BENCHMARKS.md, memory).
+/// enabled nowhere (most probes on a machine with many) keeps one pointer.
 ///
 /// # Invariants
 ///
