@@ -111,30 +111,37 @@ struct RustKprobeEvents {
     probes: Arc<Type<Probes>>,
 }
 
-/// File names and default group: beside the C implementation, other names.
-const NAMES: (&CStr, &CStr, &[u8]) = if cfg!(CONFIG_KPROBE_EVENTS) {
-    (
-        c_str!("rkprobe_events"),
-        c_str!("rkprobe_profile"),
-        b"rkprobes",
-    )
+/// The files' names and the default group.
+struct Names {
+    events: &'static CStr,
+    profile: &'static CStr,
+    group: &'static [u8],
+}
+
+/// Beside the C implementation, other names.
+const NAMES: Names = if cfg!(CONFIG_KPROBE_EVENTS) {
+    Names {
+        events: c_str!("rkprobe_events"),
+        profile: c_str!("rkprobe_profile"),
+        group: b"rkprobes",
+    }
 } else {
-    (
-        c_str!("kprobe_events"),
-        c_str!("kprobe_profile"),
-        b"kprobes",
-    )
+    Names {
+        events: c_str!("kprobe_events"),
+        profile: c_str!("kprobe_profile"),
+        group: b"kprobes",
+    }
 };
 
 impl kernel::Module for RustKprobeEvents {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        let probes = Probes::new(module, NAMES.2)?;
+        let probes = Probes::new(module, NAMES.group)?;
         let events = KBox::pin_init(
-            tracefs::File::new(NAMES.0, 0o640, module, EventsFile(probes.clone())),
+            tracefs::File::new(NAMES.events, 0o640, module, EventsFile(probes.clone())),
             GFP_KERNEL,
         )?;
         let profile = KBox::pin_init(
-            tracefs::File::new(NAMES.1, 0o440, module, ProfileFile(probes.clone())),
+            tracefs::File::new(NAMES.profile, 0o440, module, ProfileFile(probes.clone())),
             GFP_KERNEL,
         )?;
         let coming = KBox::pin_init(
@@ -146,7 +153,7 @@ impl kernel::Module for RustKprobeEvents {
         if let Some(list) = kprobe_event.value() {
             Probes::boot_events(&probes, list.as_bytes());
         }
-        pr_info!("loaded; {} and {} are ready\n", NAMES.0, NAMES.1);
+        pr_info!("loaded; {} and {} are ready\n", NAMES.events, NAMES.profile);
         Ok(RustKprobeEvents {
             _events: events,
             _profile: profile,

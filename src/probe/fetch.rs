@@ -27,7 +27,7 @@
 
 use super::arch::{Arch, StackArguments};
 use super::arg::Arg;
-use super::insn::{Bytes, Class, Insn, Put, Shortcut, Space, Store, Value};
+use super::insn::{Bytes, Class, Insn, Op, Put, Shortcut, Space, Store};
 
 /// Largest string copied (`MAX_STRING_SIZE`, `PATH_MAX`), NUL included.
 pub const MAX_STRING_SIZE: usize = 4096;
@@ -246,20 +246,28 @@ fn simple<M: Machine + ?Sized, S: Store>(
 ) -> bool {
     // The commonest of all first, with no lookup: a value stored as is, or
     // the memory it points to (`%di`, `$arg2`, `+8(%di)`, `@sym`).
+    // (On the opcodes themselves rather than their `Op::class`: the two
+    // matches cost the hit a dozen instructions an argument.)
     let [c0, c1, c2] = a.store.head();
-    if let (Class::Store(put @ (Put::Raw | Put::Mem(_))), Class::End) =
-        (c1.op.class(), c2.op.class())
+    if c2.op == Op::End
+        && matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
+        && usize::from(c1.size) == size
     {
-        if usize::from(c1.size) == size {
-            let Some(v) = load(c0, m, edata) else {
-                return false;
-            };
-            match put {
-                Put::Mem(space) => store_mem(out, at, m, space, c1, v),
-                _ => out.put_word(at, v.to_ne_bytes(), size),
+        let Some(v) = load(c0, m, edata) else {
+            return false;
+        };
+        match c1.op {
+            Op::StRaw => out.put_word(at, v.to_ne_bytes(), size),
+            _ => {
+                let space = if c1.op == Op::StMem {
+                    Space::Kernel
+                } else {
+                    Space::User
+                };
+                store_mem(out, at, m, space, c1, v)
             }
-            return true;
         }
+        return true;
     }
     match a.shortcut {
         Some(sc) => run_shortcut(a, sc, m, edata, at, size, out),
@@ -331,25 +339,31 @@ fn run_shortcut<M: Machine + ?Sized, S: Store>(
 /// data: a register, a stack entry, the stack pointer, a function
 /// argument, the return value, an immediate, an entry-data word.
 /// Inlined: both callers are on the hit path.
+///
+/// It matches the opcodes rather than their [`Class::Value`] (one match
+/// instead of two on every hit, a dozen instructions an argument): the
+/// opcodes it loads are those of that class, which `values_are_loaded` in
+/// the tests checks for every opcode (its list of them has no default arm
+/// either: a new opcode does not compile until the test knows it).
 #[inline(always)]
 fn load<M: Machine + ?Sized>(c: &Insn, m: &M, edata: &[u8]) -> Option<u64> {
-    let Class::Value(value) = c.op.class() else {
-        return None;
-    };
-    Some(match value {
-        Value::Reg => m.reg(u32::from(c.param)),
-        Value::Stack => m.stack_nth(u32::from(c.param)),
-        Value::StackP => m.stack_pointer(),
-        Value::Arg => kernel_argument(m, u32::from(c.param)),
-        Value::Retval => m.retval(),
-        Value::Imm => c.imm(),
-        Value::Edata => {
+    Some(match c.op {
+        Op::Reg => m.reg(u32::from(c.param)),
+        Op::Stack => m.stack_nth(u32::from(c.param)),
+        Op::StackP => m.stack_pointer(),
+        Op::Arg => kernel_argument(m, u32::from(c.param)),
+        Op::Retval => m.retval(),
+        Op::Imm => c.imm(),
+        Op::Edata => {
             let off = c.offset as usize;
             edata
                 .get(off..off.saturating_add(8))
                 .and_then(|b| b.try_into().ok())
                 .map_or(0, u64::from_ne_bytes)
         }
+        // Not a value. (A default arm, not the list of the others: with the
+        // list, the compiler dispatches the values with more instructions.)
+        _ => return None,
     })
 }
 
@@ -468,7 +482,10 @@ fn store_str<M: Machine + ?Sized>(
     });
 }
 
-/// Runs one argument's program into the field at `at`.
+/// Runs one argument's program into the field at `at`. Out of line: the
+/// commonest programs do not come here ([`simple`]), and inlined it made
+/// the loop over the arguments in [`store`] keep more registers.
+#[inline(never)]
 fn run<M: Machine + ?Sized, S: Store>(
     a: &Arg<S>,
     m: &M,

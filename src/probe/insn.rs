@@ -73,6 +73,9 @@ pub enum Op {
 
 impl Op {
     /// The stage of the interpreter that runs `self`, and what it does there.
+    /// Inlined: the hit path asks it of every instruction it runs, and the
+    /// match folds into the caller's.
+    #[inline(always)]
     pub const fn class(self) -> Class {
         match self {
             Op::Nop => Class::Nop,

@@ -270,7 +270,7 @@ fn accepted_selftest_forms() {
     assert!(parse("   \t ").unwrap().is_none());
 }
 
-/// Long places, as C takes them (hostile-input differential, session 4): C
+/// Long places, as C takes them (found by the hostile-input differential): C
 /// keeps the whole symbol (kstrdup) and names the event after its first 63
 /// bytes.
 #[test]
@@ -286,7 +286,7 @@ fn long_places() {
     let p = parse(&line).unwrap().unwrap();
     assert_eq!(p.event.as_bytes(), name.as_bytes());
     // C keeps a place of any length: a module that is not loaded is not
-    // looked up (hostile-input lines 9078 and 10989, session 8). The line
+    // looked up (hostile-input lines 9078 and 10989). The line
     // is the bound (4 KiB for a write).
     let sym = format!("mod:{}", "$stack0".repeat(580));
     let line = format!("p:e {sym}+0x10 a=%ax");
@@ -301,7 +301,7 @@ fn long_places() {
 }
 
 /// More than `MAX_TOKENS` tokens: C parses the head and the place before it
-/// counts the arguments (hostile-input differential, session 4).
+/// counts the arguments (found by the hostile-input differential).
 #[test]
 fn many_tokens() {
     let tail = " x".repeat(1023);

@@ -9,7 +9,7 @@ use std::vec::Vec;
 
 use super::super::arg::{Arg, Parsed, Split};
 use super::super::format::head_size;
-use super::super::insn::Insn;
+use super::super::insn::{Class, Insn, Op};
 use super::super::output::{print_event, Head};
 use super::{store, store_with};
 use crate::fake::{parse, FakeMachine};
@@ -601,4 +601,73 @@ fn another_architecture() {
         ),
         "t: (0) y=5 z=6 w=4\n"
     );
+}
+
+/// Every opcode, in the order of [`index`], which has no `_` arm: a new
+/// opcode does not compile until it is listed here too.
+const ALL: [Op; 21] = [
+    Op::Nop,
+    Op::Reg,
+    Op::Stack,
+    Op::StackP,
+    Op::Retval,
+    Op::Imm,
+    Op::Comm,
+    Op::Arg,
+    Op::Data,
+    Op::Edata,
+    Op::Symbol,
+    Op::Deref,
+    Op::UDeref,
+    Op::StRaw,
+    Op::StMem,
+    Op::StUMem,
+    Op::StString,
+    Op::StUString,
+    Op::StSymstr,
+    Op::ModBf,
+    Op::LpArray,
+];
+
+fn index(op: Op) -> Option<usize> {
+    match op {
+        Op::Nop => Some(0),
+        Op::Reg => Some(1),
+        Op::Stack => Some(2),
+        Op::StackP => Some(3),
+        Op::Retval => Some(4),
+        Op::Imm => Some(5),
+        Op::Comm => Some(6),
+        Op::Arg => Some(7),
+        Op::Data => Some(8),
+        Op::Edata => Some(9),
+        Op::Symbol => Some(10),
+        Op::Deref => Some(11),
+        Op::UDeref => Some(12),
+        Op::StRaw => Some(13),
+        Op::StMem => Some(14),
+        Op::StUMem => Some(15),
+        Op::StString => Some(16),
+        Op::StUString => Some(17),
+        Op::StSymstr => Some(18),
+        Op::ModBf => Some(19),
+        Op::LpArray => Some(20),
+        // The end is not in `ALL`: `load` is asked of it below on its own.
+        Op::End => None,
+    }
+}
+
+/// The hit path's `load` matches opcodes, not their class (one match on
+/// every hit): it loads exactly the opcodes of [`Class::Value`].
+#[test]
+fn values_are_loaded() {
+    let m = machine();
+    for (i, op) in ALL.iter().copied().chain([Op::End]).enumerate() {
+        assert!(
+            index(op).map_or(op == Op::End, |j| j == i),
+            "{op:?} out of place"
+        );
+        let loads = super::load(&Insn::new(op), &m, &[0; 8]).is_some();
+        assert_eq!(loads, matches!(op.class(), Class::Value(_)), "{op:?}");
+    }
 }
