@@ -70,6 +70,7 @@ use kernel::{
         dyn_event::{self, Args as DynArgs, Entry, Type},
         lock_events, EventLock,
     },
+    types::ScopeGuard,
     ThisModule,
 };
 
@@ -262,38 +263,12 @@ impl Drop for State {
     }
 }
 
-/// What a definition undoes when it fails after it found or made the
-/// probe's event (`Probes::create`): the probe, if it got that far, leaves
-/// the event's list of probes to arm and is unregistered; the event goes if
-/// it has no probe (it was new). [`Undo::done`] keeps everything.
-struct Undo<'a> {
+/// A definition under way, after it found or made the probe's event
+/// (`Probes::create`): what its rollback undoes.
+struct Creating<'a> {
     state: &'a mut State,
-    lock: &'a EventLock,
-    event: &'a Arc<EventShared>,
     /// The new probe, once registered (or pending).
     probe: Option<TraceKprobe>,
-    done: bool,
-}
-
-impl Undo<'_> {
-    /// The definition succeeded: nothing to undo.
-    fn done(mut self) {
-        self.done = true;
-    }
-}
-
-impl Drop for Undo<'_> {
-    fn drop(&mut self) {
-        if self.done {
-            return;
-        }
-        if let Some(p) = self.probe.take() {
-            // The registry never held it: its kprobe is unregistered when
-            // the last reference goes.
-            self.event.detach(&p);
-        }
-        let _ = self.state.drop_event_if_empty(self.lock, self.event);
-    }
 }
 
 impl State {
@@ -511,14 +486,22 @@ impl Probes {
             }
             None => self.new_event(&lock, &mut state, &spec, names)?,
         };
-        // From here on, a failure leaves the registry as it was.
-        let mut undo = Undo {
-            state: &mut state,
-            lock: &lock,
-            event: &event,
-            probe: None,
-            done: false,
-        };
+        // From here on, a failure leaves the registry as it was: the probe,
+        // if it got that far, leaves the event's list of probes to arm and
+        // is unregistered (the registry never held it); the event goes if
+        // it has no probe (it was new).
+        let mut creating = ScopeGuard::new_with_data(
+            Creating {
+                state: &mut state,
+                probe: None,
+            },
+            |c: Creating<'_>| {
+                if let Some(p) = c.probe {
+                    event.detach(&p);
+                }
+                let _ = c.state.drop_event_if_empty(&lock, &event);
+            },
+        );
 
         let dynamic = spec.args.as_slice().iter().any(|a| a.dynamic);
         let maxactive = spec.maxactive;
@@ -547,14 +530,14 @@ impl Probes {
             }
             Err(e) => return Err(Fail::Parse(command::registration_error(-e.to_errno()))),
         };
-        undo.probe = Some(probe.clone());
+        creating.probe = Some(probe.clone());
         event.attach(&probe)?;
-        undo.state.probes.reserve(1, GFP_KERNEL)?;
+        creating.state.probes.reserve(1, GFP_KERNEL)?;
         // Nothing fails from here on.
-        undo.done();
+        let c = creating.dismiss();
         shared.add(&lock, ty);
         // Cannot fail: reserved above.
-        let _ = state.probes.push(probe, GFP_KERNEL);
+        let _ = c.state.probes.push(probe, GFP_KERNEL);
         Ok(())
     }
 
