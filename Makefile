@@ -16,15 +16,14 @@
 #   make series   the patch series against pristine 6.12 into build/series (git format-patch)
 #   make apply KDIR=...  apply the series to your own 6.12 tree (git am if it is a git tree)
 #   make checkpatch  scripts/checkpatch.pl --strict on the series, and the git am path
-#   make series-build  build the series patch by patch (each step builds, no new warning; ~7 min)
-#   make stale-int3  the kretprobe oops's experiment: stale int3 traps on QEMU 7.2 and 10.0 (~10 min)
+#   make series-build  build the series patch by patch (each step builds, no new warning; about 12 minutes)
 #   make clean    remove build/ and target/ (the cache under ~/.cache stays)
 
 VARIANT ?= test
 
 FUZZ_SECONDS ?= 300
 
-.PHONY: run shell check kernel deps host-test fuzz bench bench-vm bench-memory profile vectors series apply checkpatch series-build stale-int3 clean
+.PHONY: run shell check kernel deps host-test fuzz bench bench-vm bench-memory profile vectors series apply checkpatch series-build clean
 
 run:
 	@bash scripts/run.sh
@@ -78,9 +77,6 @@ checkpatch:
 
 series-build:
 	@bash scripts/series-build.sh $(if $(FORCE),--force)
-
-stale-int3:
-	@bash scripts/stale-int3.sh
 
 clean:
 	rm -rf build target

@@ -7,7 +7,7 @@
 # Run in the ref VM, e.g.:
 #   scripts/vm.sh --timeout 600 --log /tmp/kmem.log ref -- 'sh /rkpe/guest/kmem_sites.sh 100'
 # The module's allocations show as the kernel crate's allocator; their
-# sizes (kmalloc-N) tell them apart (NOTES.md, session 7).
+# sizes (kmalloc-N) tell them apart (BENCHMARKS.md, "Where a probe's bytes go").
 N=${1:-100}
 SPEC=${2:-'a=%di b=+0(%si):u64'}
 modprobe rust_kprobe_events || exit 1

@@ -5,7 +5,7 @@
 # module: the change of each field over one write of N definitions (after
 # sync and drop_caches), C, module, module, C. MemFree moves by hundreds of
 # KB with the per-CPU page lists whatever is allocated, so MemAvailable
-# needs a large N (NOTES.md, session 12). Run in the ref VM, e.g.:
+# needs a large N (BENCHMARKS.md, "Reading the memory figures"). Run in the ref VM, e.g.:
 #   scripts/vm.sh --timeout 1200 --log /tmp/m.log ref -- 'sh /rkpe/guest/meminfo_fields.sh 5000'
 N=${1:-1000}
 T=/sys/kernel/tracing

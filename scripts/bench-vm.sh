@@ -7,7 +7,7 @@
 # the module/C hit-cost ratios into tests/bench/ratios.txt (commit them:
 # they are the baseline of the check below).
 #   bench-vm.sh           measure, write the table and the ratios
-#   bench-vm.sh --check   measure five rows, fail if a ratio is more than 2%
+#   bench-vm.sh --check   measure six rows, fail if a ratio is more than 2%
 #                         above tests/bench/ratios.txt (make check). Under -icount
 #                         a run repeats to the instruction, and TCG's
 #                         `-cpu max` does not depend on the host CPU.
@@ -21,7 +21,7 @@ bash "$ROOT/scripts/guest-bins.sh" getppid_loop
 [ $check = 1 ] || bash "$ROOT/scripts/kernel.sh" ref
 log=$ROOT/build/results/bench-vm.log
 stage "benchmark in the ref VM (-icount)"
-# The check measures five rows with fewer calls (a count per call does not
+# The check measures six rows with fewer calls (a count per call does not
 # depend on it beyond the loop's setup, amortised).
 args='200000'
 [ $check = 0 ] || args='50000 quick'

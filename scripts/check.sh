@@ -31,7 +31,7 @@ step() { # name command...
 }
 
 no_unsafe_in_src() {
-	# STYLE.md: the module under src/ is safe Rust; all unsafe lives in rust/.
+	# The module under src/ is safe Rust: all unsafe lives in the kernel crate (rust/).
 	# Code, not comments: `unsafe` before any `/` on the line.
 	if grep -rnE '^[^/]*\bunsafe\b' "$ROOT/src" --include='*.rs'; then
 		echo "unsafe code in src/ (see above)"; return 1

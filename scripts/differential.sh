@@ -14,17 +14,11 @@ res=$ROOT/build/results
 mkdir -p "$res"
 log=$res/differential-ref.log
 stage "differential: C kprobe_events vs rkprobe_events (ref)"
-bash "$ROOT/scripts/vm.sh" --timeout 900 --log "$log" ref -- '
-	modprobe rust_kprobe_events || exit 1
-	sh /rkpe/guest/oracle.sh /rkpe/tests/vectors/specs.txt kprobe_events > /tmp/c.txt
-	sh /rkpe/guest/oracle.sh /rkpe/tests/vectors/specs.txt rkprobe_events > /tmp/r.txt
-	echo "=== C"; cat /tmp/c.txt; echo "=== RUST"; cat /tmp/r.txt; echo "=== DONE"
-	sh /rkpe/guest/trace_diff.sh /rkpe/tests/vectors/trace-specs.txt > /tmp/t.txt 2>&1
-	echo "=== TRACE"; cat /tmp/t.txt' >/dev/null
+bash "$ROOT/scripts/vm.sh" --timeout 900 --log "$log" ref -- \
+	'sh /rkpe/guest/differential.sh /rkpe/tests/vectors/specs.txt /rkpe/tests/vectors/trace-specs.txt' >/dev/null
 done_stage
-grep -aEv '^\[ *[0-9]+\.[0-9]+\] ' "$log" | sed -n '/^=== C$/,/^=== RUST$/p' | sed '1d;$d' > "$res/differential-c.txt"
-grep -aEv '^\[ *[0-9]+\.[0-9]+\] ' "$log" | sed -n '/^=== RUST$/,/^=== DONE$/p' | sed '1d;$d' |
-	sed 's/rkprobes/kprobes/g' > "$res/differential-rust.txt"
+console_section "$log" '^=== C$' '^=== RUST$' | drop_kmsg > "$res/differential-c.txt"
+console_section "$log" '^=== RUST$' '^=== DONE$' | drop_kmsg | sed 's/rkprobes/kprobes/g' > "$res/differential-rust.txt"
 n=$(grep -c '^=== ' "$res/differential-c.txt" || true)
 [ "$n" -gt 100 ] || die "differential: only $n answers from C; see $log"
 rc=0
@@ -35,6 +29,6 @@ else
 	echo "differential: the module differs from C (full diff: $res/differential.diff)"
 	rc=1
 fi
-sed -n '/^=== TRACE$/,$p' "$log" > "$res/differential-trace.txt"
+console_section "$log" '^=== TRACE$' > "$res/differential-trace.txt"
 python3 "$ROOT/scripts/tracediff.py" "$ROOT/tests/vectors/trace-specs.txt" "$res/differential-trace.txt" || rc=1
 exit $rc

@@ -49,7 +49,7 @@ done_stage
 [ $vrc = 0 ] || { tail -30 "$log" >&2; die "the $variant VM failed (status $vrc); console in $log"; }
 # ftracetest's own output, printed after the run so that kernel messages on
 # the console do not cut its lines.
-sed -n '/^=== ftracetest output$/,$p' "$log" > "$res/ftracetest-$name.out"
+console_section "$log" '^=== ftracetest output$' > "$res/ftracetest-$name.out"
 python3 "$ROOT/scripts/ftresults.py" --ftrace-dir "$tree/tools/testing/selftests/ftrace" \
 	--log "$res/ftracetest-$name.out" --expect "$ROOT/tests/ftracetest-$expect.expect" \
 	--out "$res/ftracetest-$name.txt" ${part:+--only "${tests[*]}"} "${dirs[@]}"

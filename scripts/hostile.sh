@@ -41,24 +41,15 @@ for variant in test ref; do
 	# after $watchdog s the guest shows where the program is stuck instead.
 	c_only=(); [ "$variant" = ref ] && c_only=(--c-only) # C alone: replayed when unchanged (vm.sh)
 	c_runs_judged "$log"
-	flock /tmp/rkpe-vm.lock bash "$ROOT/scripts/vm.sh" "${c_only[@]}" --timeout 1200 --log "$log" "$variant" -- "$load
-		echo '=== HOSTILE RUN'
-		/rkpe/bin/hostile /rkpe/bin/hostile.lines /tmp/h.out $limit & pid=\$!
-		i=0
-		while kill -0 \$pid 2>/dev/null && [ \$i -lt $watchdog ]; do sleep 1; i=\$((i + 1)); done
-		if kill -0 \$pid 2>/dev/null; then
-			echo \"=== HOSTILE HUNG after \$i s, after this answer:\"; tail -n 1 /tmp/h.out | cut -c1-300
-			cat /proc/\$pid/stack; rc=3
-		else
-			wait \$pid; rc=\$?
-		fi
-		echo '=== HOSTILE BEGIN'; gzip -c /tmp/h.out | base64; echo '=== HOSTILE END'
-		exit \$rc" >/dev/null
+	flock /tmp/rkpe-vm.lock bash "$ROOT/scripts/vm.sh" "${c_only[@]}" --timeout 1200 --log "$log" "$variant" -- \
+		"$load sh /rkpe/guest/hostile.sh $watchdog $limit" >/dev/null
 	rc=$?
 	set -e
 	done_stage
 	grep -a '^hostile: ' "$log" || true
-	sed -n '/^=== HOSTILE HUNG/,/^=== HOSTILE BEGIN/p' "$log" | sed '$d' | head -30
+	# Where the program is stuck, if it is: the guest's report, at most 30 lines.
+	{ grep -a '^=== HOSTILE HUNG' "$log" || true
+	  console_section "$log" '^=== HOSTILE HUNG' '^=== HOSTILE BEGIN'; } | head -30
 	case $rc in
 	0) ;;
 	125) echo "hostile: the $variant kernel reported a problem (see $log)"; fail=1 ;;
@@ -66,12 +57,12 @@ for variant in test ref; do
 	esac
 	# A console message can land inside a base64 line: cut it out (base64
 	# has neither '[' nor ' '), the rest of the line follows it.
-	sed -n '/=== HOSTILE BEGIN$/,/^=== HOSTILE END$/p' "$log" | sed '1d;$d' |
-		sed 's/\[ *[0-9]*\.[0-9]*\] .*$//' | base64 -d | gunzip > "$res/hostile-$variant.txt" ||
+	console_section "$log" '=== HOSTILE BEGIN$' '^=== HOSTILE END$' |
+		sed -E "s/$KMSG_TS.*\$//" | base64 -d | gunzip > "$res/hostile-$variant.txt" ||
 		{ echo "hostile: no readable results from $variant (see $log)"; fail=1; }
 	# The guest's clock at its last message: the time in the VM, without
 	# the wait for the lock.
-	up=$(grep -ao '^\[ *[0-9]*\.[0-9]*\]' "$log" | tail -1 | tr -d '[] ')
+	up=$(grep -aoE "^$KMSG_TS" "$log" | tail -1 | tr -d '[] ')
 	echo "hostile: $variant: ${up%.*}s in the VM, serial log $(du -k "$log" | cut -f1) KiB," \
 		"results $(du -k "$res/hostile-$variant.txt" | cut -f1) KiB"
 done

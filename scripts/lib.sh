@@ -20,6 +20,34 @@ die() {
 	exit 1
 }
 
+# A line of the kernel's console starts with printk's timestamp,
+# "[   12.345678] ". KMSG_TS matches that timestamp (an ERE, and the same
+# regex in Perl; scripts/kmsg.py is Python's copy); "^$KMSG_TS" is a
+# console line, an unanchored match a console message that the console
+# wrote into the middle of a line of the guest's output.
+KMSG_TS='\[ *[0-9]+\.[0-9]+\] '
+
+# Standard input without the kernel's console lines. Succeeds also when
+# nothing is left.
+drop_kmsg() {
+	grep -aEv "^$KMSG_TS" || [ $? = 1 ]
+}
+
+# Prints the lines of the console log LOG strictly between the first line
+# that matches the ERE BEGIN and the next line that matches the ERE END, or
+# to the end of LOG without END; nothing if no line matches BEGIN. Later
+# lines that match BEGIN start nothing. The guest marks its output with
+# lines "=== NAME": pass '^=== NAME$', or leave the ^ off where a console
+# message may precede the marker on its line. The kernel's console lines
+# in the section are kept: drop_kmsg removes them.
+console_section() { # LOG BEGIN [END]
+	LC_ALL=C B=$2 E=${3:-} awk '
+		in_section && ENVIRON["E"] != "" && $0 ~ ENVIRON["E"] { in_section = 0; done = 1 }
+		in_section { print }
+		!in_section && !done && $0 ~ ENVIRON["B"] { in_section = 1 }
+	' "$1"
+}
+
 # Debian's pristine linux-source-6.12, unpacked once into the cache; prints
 # its path.
 pristine_dir() {

@@ -15,9 +15,9 @@ mkdir -p "$(dirname "$out")"
 stage "C oracle over tests/vectors/specs.txt (ref)"
 c_runs_judged "$out.log"
 bash "$ROOT/scripts/vm.sh" --c-only --timeout 600 --log "$out.log" ref -- \
-	'sh /rkpe/guest/oracle.sh /rkpe/tests/vectors/specs.txt' >/dev/null
+	'echo "=== ORACLE"; sh /rkpe/guest/oracle.sh /rkpe/tests/vectors/specs.txt; rc=$?; echo "=== DONE"; exit $rc' >/dev/null
 # The guest's output, without the kernel's console messages.
-sed -n '/^=== /,/^=== end$/p' "$out.log" | grep -Ev '^\[ *[0-9]+\.[0-9]+\] ' > "$out"
+console_section "$out.log" '^=== ORACLE$' '^=== DONE$' | drop_kmsg > "$out"
 done_stage
 grep -q '^=== end$' "$out" || die "oracle output incomplete: $out.log"
 case "$mode" in

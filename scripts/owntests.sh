@@ -33,7 +33,7 @@ bash "$ROOT/scripts/vm.sh" "${c_only[@]}" --timeout 900 --log "$log" "$variant" 
 rc=$?
 set -e
 done_stage
-sed -n '/^=== ftracetest output$/,$p' "$log" | grep -E '^\[[0-9]+\]|^# of' || true
+console_section "$log" '^=== ftracetest output$' | grep -E '^\[[0-9]+\]|^# of' || true
 [ $rc = 0 ] || { echo "own tests: failed (status $rc); console in $log"; exit 1; }
 grep -q '^# of passed:  *[1-9]' "$log" || { echo "own tests: none passed"; exit 1; }
 grep -q '^# of failed:  *0' "$log" || { echo "own tests: some failed"; exit 1; }

@@ -10,14 +10,17 @@ attributed to functions (System.map for the kernel, the module's symbols
 at the address the guest prints) and counted; with `in_asm` the size of
 each block is known, so the report is in guest instructions per getppid
 call. The loop itself is attributed too (it is the "no probe" baseline).
+With --create N, what is profiled is instead one write that defines N
+probes SPEC on vfs_read, and the report is per probe.
 
-  scripts/profile-vm.py [--c] [--calls N] 'p a=%di'
+  scripts/profile-vm.py [--c] [--calls N | --create N] 'p a=%di'
 """
 import argparse
 import base64
 import bisect
 import os
 import re
+import shlex
 import socket
 import subprocess
 import sys
@@ -47,30 +50,10 @@ files = ('kprobe_events', 'kprobes') if a.c else ('rkprobe_events', 'rkprobes')
 # `p ARGS` or `r ARGS` (a kretprobe), as bench.sh writes them.
 kind, rest = (a.spec[0], a.spec[1:].strip()) if a.spec[:1] in ('p', 'r') and a.spec[1:2] in ('', ' ') else ('p', a.spec)
 if a.create:
-    cmd = f'''modprobe rust_kprobe_events
-cd /sys/kernel/tracing
-i=0
-while [ $i -lt {a.create} ]; do echo "{kind}:p$i vfs_read {rest}"; i=$((i + 1)); done > /tmp/defs
-echo "MODTEXT $(cat /sys/module/rust_kprobe_events/sections/.text)"
-echo PROFILE-START
-sleep 2
-dd if=/tmp/defs of={files[0]} bs=1M conv=notrunc 2>/dev/null
-echo PROFILE-END
-sleep 2
-grep -c . {files[0]}
-'''
+    args = ['create', files[0], kind, rest, str(a.create)]
 else:
-    cmd = f'''modprobe rust_kprobe_events
-cd /sys/kernel/tracing
-echo '{kind}:bench __x64_sys_getppid {rest}' >> {files[0]} || exit 1
-echo 1 > events/{files[1]}/bench/enable
-echo "MODTEXT $(cat /sys/module/rust_kprobe_events/sections/.text)"
-echo PROFILE-START
-sleep 2
-/rkpe/bin/getppid_loop {a.calls} > /dev/null
-echo PROFILE-END
-sleep 2
-'''
+    args = ['hit', files[0], files[1], kind, rest, str(a.calls)]
+cmd = ' '.join(['sh', '/rkpe/guest/profile.sh'] + [shlex.quote(x) for x in args])
 append = ('console=ttyS0 panic=-1 printk.time=1 quiet loglevel=5 rkpe.cmd=' +
           base64.b64encode(cmd.encode()).decode())
 qemu = ['qemu-system-x86_64', '-machine', 'q35', '-cpu', 'max', '-smp', '2', '-m', '1G',

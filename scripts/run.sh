@@ -6,5 +6,5 @@ set -euo pipefail
 variant=${VARIANT:-test}
 bash "$ROOT/scripts/kernel.sh" "$variant"
 stage "boot $variant and run the demo"
-bash "$ROOT/scripts/vm.sh" --timeout 300 "$variant" -- 'sh /rkpe/guest/demo.sh' | grep -v '^\[ *[0-9.]*\] '
+bash "$ROOT/scripts/vm.sh" --timeout 300 "$variant" -- 'sh /rkpe/guest/demo.sh' | drop_kmsg
 done_stage

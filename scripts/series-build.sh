@@ -13,7 +13,7 @@
 # A step fails on a build error and on a compiler warning the pristine
 # build does not have.
 #
-# It takes about 7 minutes (16 when the pristine build is not kept yet),
+# It takes about 12 minutes (more when the pristine build is not kept yet),
 # which make check, run after every change of the series, does not spend;
 # a passing run is remembered under the series' content and the
 # configuration, and the next run of the same series says so and stops

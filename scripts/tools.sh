@@ -38,15 +38,8 @@ tree=$(readlink -f "$ROOT/build/tree")
 bash "$ROOT/scripts/guest-bins.sh" rkpe-trigger
 
 load=
-module_variant "$variant" && load='modprobe rust_kprobe_events || exit 1'
-cmd="$load
-sh /rkpe/guest/hostroot.sh $out $tree || exit 1
-for t in ${names[*]}; do
-	t0=\$(cut -d. -f1 /proc/uptime)
-	timeout 900 chroot /host /bin/sh /tmp/rkpe/tests/tools/\$t.sh > /tmp/\$t.out 2>&1
-	echo \"=== \$t: status \$?, \$((\$(cut -d. -f1 /proc/uptime) - t0))s\"
-done
-for t in ${names[*]}; do echo \"=== BEGIN \$t\"; cat /tmp/\$t.out; echo \"=== END \$t\"; done"
+module_variant "$variant" && load='modprobe rust_kprobe_events || exit 1;'
+cmd="$load sh /rkpe/guest/tools.sh $out $tree ${names[*]}"
 
 stage "client tools on $variant: ${names[*]}"
 set +e
@@ -62,7 +55,7 @@ grep -a '^=== [a-z_]*: status' "$log" || true
 failed=0
 for t in "${names[@]}"; do
 	got=$res/tools-$variant-$t.out
-	grep -aEv '^\[ *[0-9]+\.[0-9]+\] ' "$log" | sed -n "/^=== BEGIN $t\$/,/^=== END $t\$/p" | sed '1d;$d' > "$got"
+	console_section "$log" "^=== BEGIN $t\$" "^=== END $t\$" | drop_kmsg > "$got"
 	if [ $record = 1 ]; then
 		cp "$got" "$dir/$t.expect"
 		echo "recorded $dir/$t.expect ($(wc -l < "$got") lines)"

@@ -8,6 +8,9 @@ after '# profile differs: <why>', their hit counts are not compared."""
 import re
 import sys
 
+sys.dont_write_bytecode = True  # no scripts/__pycache__ in the work tree
+from kmsg import TIMESTAMP
+
 specs_file, out_file = sys.argv[1], sys.argv[2]
 skip = {}
 noprofile = {}
@@ -44,7 +47,7 @@ for raw in open(out_file, errors='replace'):
     if line.startswith('=== '):
         cur = None
         continue
-    if cur and not re.match(r'^\[ *\d+\.\d+\] ', line):
+    if cur and not TIMESTAMP.match(line):
         blocks[cur].append(line)
 
 bad = 0

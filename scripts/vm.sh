@@ -135,7 +135,7 @@ fi
 # what the tests printed reads whole in the log (the splat checks below see
 # the messages at the start of their own lines).
 # (Lines with an escape, the firmware's screen clearing, are left alone.)
-perl -0pi -e 's/^(?!\[ *\d+\.\d+\] )([^\n\e]+?)((?:\[ *\d+\.\d+\] [^\n]*\n)+)((?!\[ *\d+\.\d+\] )[^\n]*\n)/$1$3$2/mg' "$log"
+TS=$KMSG_TS perl -0pi -e 'my $ts = qr/$ENV{TS}/; s/^(?!$ts)([^\n\e]+?)((?:$ts[^\n]*\n)+)((?!$ts)[^\n]*\n)/$1$3$2/mg' "$log"
 if [ "$qrc" = 124 ]; then
 	# What the guest printed last and where its vCPUs were, on stderr
 	# (check.sh repeats a failed stage's "timed out" lines at the end).
@@ -148,12 +148,12 @@ if [ "$qrc" = 124 ]; then
 	exit 124
 fi
 splats() {
-	grep -E '^\[ *[0-9]+\.[0-9]+\] (WARNING:|BUG:|Oops|Kernel panic|general protection fault|kernel BUG|INFO: trying to register non-static key|UBSAN:|rcu: INFO: rcu_[a-z]+ (self-)?detected stall|watchdog: BUG:|INFO: task .* blocked for more than)' "$log" |
+	grep -E "^$KMSG_TS(WARNING:|BUG:|Oops|Kernel panic|general protection fault|kernel BUG|INFO: trying to register non-static key|UBSAN:|rcu: INFO: rcu_[a-z]+ (self-)?detected stall|watchdog: BUG:|INFO: task .* blocked for more than)" "$log" |
 		{ if [ -n "$allow" ]; then grep -Ev "\] WARNING:.*($allow)" || true; else cat; fi; }
 }
-if [ -n "$allow" ] && grep -E '^\[ *[0-9]+\.[0-9]+\] WARNING:' "$log" | grep -Eq "$allow"; then
+if [ -n "$allow" ] && grep -E "^${KMSG_TS}WARNING:" "$log" | grep -Eq "$allow"; then
 	echo "vm: allowed warnings (--allow-warning):" >&2
-	grep -E '^\[ *[0-9]+\.[0-9]+\] WARNING:' "$log" | grep -E "$allow" | head -5 >&2
+	grep -E "^${KMSG_TS}WARNING:" "$log" | grep -E "$allow" | head -5 >&2
 fi
 found=$(splats || true)
 if [ -n "$found" ]; then

@@ -4,6 +4,21 @@
 //!
 //! Depends on `core` only, so that the same files build in the kernel and on
 //! the host (`cargo test`). Storage is the caller's.
+//!
+//! A write goes through `lines` (its lines), `command` (one line: a
+//! definition, or a removal that `removal` matches), `arg` (one argument,
+//! compiled into an `insn` program and typed by `types`); `format` lays out
+//! the record and the `format` file, and on a hit `fetch` runs the programs
+//! and `output` prints the trace text. `error` is C's table of error codes
+//! and texts, `arch` the architecture's registers and bounds, `text` the
+//! bounded strings that carry C's bytes through `core::fmt`.
+//!
+//! The kernel answers the language's questions through the `command::Env`
+//! and `fetch::Machine` traits; the host tests answer them with a fake
+//! kernel and machine (`host/`). The `vectors` test compares the parser with
+//! C's answers to the specs of `tests/vectors/specs.txt`, recorded in
+//! `tests/vectors/c-ref.txt`: to change the parser, add specs first, then
+//! record C's answers with `make vectors`.
 
 #![forbid(unsafe_code)]
 

@@ -16,6 +16,29 @@
 //! - [`trace_kprobe`]: the probes, their events and handlers.
 //! - [`kernel_env`]: the kernel's implementation of the probe language's traits.
 //!
+//! A probe, from a write to a record:
+//!
+//! 1. A write to `kprobe_events` is split into lines as
+//!    `trace_parse_run_command()` does (`probe::lines`): 4096-byte chunks, a
+//!    line cut at the end of a chunk read again at the start of the next, and
+//!    the first failure stops the write with the lines before it applied. A
+//!    line written to `dynamic_events` comes through the tracing core instead
+//!    (the `dyn_event::Provider` of `trace_kprobe::Probes`).
+//! 2. `probe::command::parse` turns the line into a probe, step by step as
+//!    `__trace_kprobe_create()` does, and asks `kernel_env::KernelEnv` what it
+//!    needs from the running kernel.
+//! 3. The registry (`trace_kprobe::Probes`) finds or makes the probe's event,
+//!    registers the kprobe disarmed, and adds it to the event's probes to arm.
+//! 4. While the event is enabled in an instance or open by perf, its kprobes
+//!    are armed. On a hit, the handler (`trace_kprobe::hit`) runs the fetch
+//!    programs (`probe::fetch`) and writes the record into every instance the
+//!    event is enabled in.
+//!
+//! The kprobes of the probes that a write's `-:` lines removed are
+//! unregistered together once the write has run its lines. An open with
+//! `O_TRUNC` (shell `>`) removes every probe first, or none (`EBUSY`) if an
+//! event is in use.
+//!
 //! The `kprobe_event` parameter defines and enables probes at load, as the
 //! C implementation's `kprobe_event=` boot parameter does.
 //!

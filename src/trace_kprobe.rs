@@ -38,6 +38,30 @@
 //!   which holds it (the same reason as `Hit`) and the record layout. The
 //!   registry keeps the event's registration.
 //!
+//! A definition (`Probes::create`) parses the line, resolves its `@SYM`
+//! arguments, then, under the locks, joins the event of the same group and
+//! name after C's checks (`probe::removal::check_append`) or makes a new
+//! one, registers the kprobe and adds it to the event. A failure after the
+//! event was found or made is undone by a `ScopeGuard` over the definition
+//! under way (`Creating`): the probe leaves the event, and a new event goes
+//! again.
+//!
+//! A removal (`-:`, a truncation, the module's unload) takes a probe out of
+//! the registry and its event; the last probe of an event goes only with the
+//! event, so not while that is in use (`EBUSY`, as
+//! `unregister_trace_kprobe()`). The kprobes of removed probes are not
+//! unregistered one by one: they wait in `State::removed` and go together,
+//! with one RCU grace period where C waits one a probe, at the end of a write
+//! to `kprobe_events`, of a truncation, or when the tracing core says that a
+//! `dynamic_events` removal is done (the `released` callback of
+//! `dyn_event_operations`, added by the series). With no memory to keep a
+//! removed probe in `State::removed`, its kprobe is unregistered at once: a
+//! removal never fails half-way.
+//!
+//! When the module is the kernel's only kprobe event provider, its
+//! `dynamic_events` type registers ahead of the others (the uprobe type), as
+//! C's does; a line both would take gets the kprobe type's answer.
+//!
 //! Locks, outer first: the tracing core's `event_mutex` (held when the core
 //! calls [`Event`]'s callbacks and the `dynamic_events` callbacks; as in C,
 //! every change to the probes happens under it), the probe list

@@ -12,6 +12,20 @@
 //! Handlers run in atomic context, possibly in NMI-like conditions: they must
 //! not sleep, allocate or take sleeping locks.
 //!
+//! A [`RetRegistration`] places a kretprobe, whose [`RetHandler`] is called
+//! when the probed function returns and, if it asked for per-instance data,
+//! at its entry too; without data there is no entry handler, which saves a
+//! call on every entry, as C's kprobe events do. A registration keeps no
+//! copy of its symbol's name: the kprobe core reads it only while
+//! registering, and a temporary is cleared after.
+//!
+//! [`unregister_all`] unregisters many kprobes, or many kretprobes, with one
+//! RCU grace period (`unregister_kprobes()`), where dropping them one by one
+//! waits one each.
+//! It first lets the kprobe optimizer finish what it has queued
+//! ([`wait_for_optimizer`]), so that no probe of the batch is removed while
+//! its unoptimizing is pending.
+//!
 //! C header: [`include/linux/kprobes.h`](srctree/include/linux/kprobes.h)
 
 mod percpu;

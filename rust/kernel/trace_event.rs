@@ -8,7 +8,18 @@
 //! user's [`Event`] says which fields the records have, prints a record as
 //! text, and learns when an instance enables or disables the event. A probe
 //! handler writes a record into an enabled instance through
-//! [`EventFile::reserve`], whose [`Reservation`] commits when dropped.
+//! `EventFile::record_hit`; other code through [`EventFile::reserve`], whose
+//! [`Reservation`] commits when dropped.
+//!
+//! Each user of an event (an instance enabling it, perf opening it) holds a
+//! reference on the event's module, taken in `reg` ([`ModuleRef`]): while
+//! the event is in use the module cannot be unloaded, and
+//! [`Registration::remove`] answers `EBUSY`. A kprobe event ([`Kind::Kprobe`])
+//! is `TRACE_EVENT_FL_KPROBE`, which lets perf attach BPF kprobe programs to
+//! it; a patch of the series keeps `trace_kprobe_primary_from_call()` from
+//! taking it for a C `trace_kprobe`. Dropping an event that is still in use
+//! polls until its users let go: the tracing core tells a provider nothing
+//! when `trace_event_put_ref()` drops the last reference.
 //!
 //! `event_mutex` and the list of events are private to the tracing core;
 //! the functions that use them here are plain kernel-crate functions.

@@ -11,6 +11,15 @@
 //! its quirks: it stays after the `(` of the outermost dereference once that
 //! has parsed, and a `+u`/`-u` dereference advances it one byte less than
 //! the text it skips (trace_probe.c:1158).
+//!
+//! Two things differ from C's programs without changing what they record:
+//! an `@SYM` placeholder folds into its immediate once the argument has
+//! parsed, so a hit runs no `FETCH_NOP_SYMBOL` (the op count behind
+//! `TOO_MANY_OPS` is taken before, as C takes it); and each argument gets
+//! its shortcut (`insn::shortcut`), the shape the hit path runs without the
+//! general stages. The largest `$stackN` and `$argN` come from the
+//! environment (`Env::stack_words`), `THREAD_SIZE / sizeof(long)` as C's
+//! `PARAM_MAX_STACK`.
 
 use super::arch::Arch;
 use super::error::{errno, Code, ParseError};

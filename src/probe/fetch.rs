@@ -22,6 +22,18 @@
 //!   or `(fault)` for a string, and strings copied before a fault in an
 //!   array stay valid.
 //!
+//! A hit runs each argument by one of three paths, chosen by the program's
+//! shape, which was worked out when it was parsed (`insn::Shortcut`): a
+//! value stored as is or the memory it points to, inline with no lookup
+//! (`simple`); the other shapes a shortcut allows (dereference chains,
+//! bitfields, single strings) out of line (`run_shortcut`), so that the loop
+//! over the arguments stays small; everything else in the general stages
+//! (`run`). The host tests hold the shortcuts to the general stages' bytes,
+//! faults and stale buffers included (`shortcut_matches_general_stages`).
+//! No `memset` of the fixed area: each field is written whole or cleared
+//! just before its program runs. An array of memory values is read as one
+//! block, and element by element only after a fault, which gives C's result.
+//!
 //! Nothing here allocates, and every buffer access is bounds-checked: a
 //! program the compiler did not emit cannot make it panic, only stop early.
 

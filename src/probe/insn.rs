@@ -14,6 +14,14 @@
 //! [`Shortcut`], the interpreter's stages) asks [`Op::class`], one
 //! exhaustive match: an opcode added here does not compile until it has a
 //! class, and a class's opcodes are told apart by exhaustive matches too.
+//! The hit path's first test (`simple` and `load` in `fetch.rs`) looks at
+//! the opcodes themselves, which saves a second match an argument: `load`
+//! matches every opcode, and `simple` hands any program it does not name to
+//! the stages that ask the class.
+//!
+//! Adding a fetch kind is an opcode here with its class, the parser's rule
+//! that emits it (`arg.rs`), and the interpreter's match on the class that
+//! the compiler then asks for (`fetch.rs`).
 
 /// Opcodes, in C order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,6 +4,15 @@
 //! its callbacks and its probes' handlers share ([`EventShared`]), its
 //! fields, text and print format, and arming its probes while an instance
 //! or perf uses it ([`Event`], the tracing core's `reg` callbacks).
+//!
+//! As in C, an event's kprobes are armed from its first user (an instance
+//! enabling it, perf opening it) to its last, and a probe that joins an
+//! event in use is armed at once. Each user also holds a reference on the
+//! module (the kernel crate's registration takes it in `reg`), so an event
+//! in use keeps the module loaded and its last probe cannot be removed.
+//!
+//! The record layout is the first probe's arguments, shared with it: every
+//! probe of an event has the same names, types and sizes.
 
 use kernel::{
     prelude::*,

@@ -5,6 +5,42 @@
 //! to perf and BPF (`kprobe_dispatcher()`, `kprobe_trace_func()`,
 //! `kprobe_perf_func()`). Runs in the kprobe handler: allocates nothing,
 //! takes no sleeping lock.
+//!
+//! The handler ([`Hit`]) lives inside the kprobe registration, which the
+//! kprobe core hands the hit anyway. It holds the probe, the per-CPU hit
+//! counter (one instruction on x86-64), the count of nested hits, the
+//! registered address (a record's `__probe_ip`, as in C: `regs->ip` is one
+//! past it with kprobes on ftrace) and the per-CPU scratch buffers.
+//!
+//! What keeps a hit cheap:
+//!
+//! - `Hit::record` is inlined into the handler and calls one out-of-line
+//!   function per kind of record, each with only the frame it needs: no
+//!   arguments; a fixed size, fetched straight into each reservation, as C
+//!   does; strings, fetched once into this CPU's scratch buffer, then exactly
+//!   that many bytes reserved and copied. A hit with strings that finds the
+//!   buffer in use is counted as a miss, not recorded.
+//! - The record goes through `EventFile::record_hit`, straight into the ring
+//!   buffer while nothing needs the tracing core's full commit. The perf side
+//!   is out of line (`#[cold]`).
+//! - The fetch programs' shapes were worked out when they were parsed
+//!   (`probe::fetch`).
+//!
+//! How it scales: on a hit the module writes only this CPU's counter, this
+//! CPU's ring-buffer page and, with strings, this CPU's scratch buffer and
+//! its flag (on a cache line of its own). It reads the probe's programs and
+//! the event's instance slots, which change only on enable, disable and perf
+//! open. What grows with the number of probes is the kprobe core's part
+//! (the `get_kprobe()` hash chains), the same for C.
+//!
+//! Changing it: measure with `make bench-vm` and `make profile`
+//! (BENCHMARKS.md). Calls out of the module are the first suspect: a small
+//! kernel-crate function is not inlined without `#[inline]`, a generic one
+//! the kernel crate already instantiated is a call to that instance, and a
+//! `copy_from_slice` of 8 bytes calls `memcpy`; `llvm-objdump -dr` of the
+//! `.ko` shows them as `R_X86_64_PLT32` relocations. Register pressure costs
+//! more than a call here: a fill closure passed out of line spills its
+//! captures on every hit.
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 

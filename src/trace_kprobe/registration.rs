@@ -1,8 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
 //! Registering a probe's kprobe or kretprobe (`__register_trace_kprobe()`):
-//! C's checks first (notrace functions, lockdown), then the registration,
-//! shared with the event's list of probes to arm ([`TraceKprobe`]).
+//! C's checks first, in C's order (lockdown, an `@SYM` not found, notrace
+//! functions), then the registration, shared with the event's list of
+//! probes to arm ([`TraceKprobe`]).
+//!
+//! The kprobe is registered disarmed; its event arms it while in use. A
+//! probe on a module that is not loaded, or on an address in no symbol,
+//! waits unregistered (`TraceKprobe::Pending`). When a module comes, its
+//! probes are registered (`Probes::module_coming`, through a module notifier
+//! of priority 2, as C's), the kprobe gone with the module unregistered
+//! first; the hit counts go on from the old registration's. An address
+//! probe reads back at the address the kprobe core registered, which x86
+//! moves past an `endbr64`.
 
 use core::sync::atomic::Ordering;
 

@@ -10,8 +10,14 @@
 #   compare.py [--min-lines N] [--logs REF.log TEST.log] LINES REF TEST
 import argparse
 import collections
+import os
 import re
 import sys
+
+# The console timestamp (scripts/kmsg.py); no scripts/__pycache__ in the work tree.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+sys.dont_write_bytecode = True
+from kmsg import TIMESTAMP
 
 FIELDS = ("idx", "file", "answer", "sentinel", "log", "listing", "notes")
 FILE = {"k": "kprobe_events", "d": "dynamic_events"}
@@ -21,7 +27,7 @@ FILE = {"k": "kprobe_events", "d": "dynamic_events"}
 # name and the address must still agree.
 HASHED = re.compile(r"(?<=_0x)[0-9a-f]{16}|(?<= 0x)[0-9a-f]{16}")
 # A console line, possibly in the middle of a line of the guest's output.
-KMSG = re.compile(r"\[ *[0-9]+\.[0-9]+\] (.*)$")
+KMSG = re.compile(TIMESTAMP.pattern + r"(.*)$")
 
 
 def load(path):

@@ -9,9 +9,16 @@
 //! reading lists every type's [`Entry`]s in creation order through
 //! [`Provider::show`]; `-:[GRP/]EVENT ...` and `!...` lines and `O_TRUNC`
 //! remove entries through [`Provider::matches`], [`Provider::is_busy`] and
-//! [`Provider::free`], then tell the type with [`Provider::released`] (a
-//! kernel patch adds the callback). Dropping the [`Type`] unregisters it (a kernel patch
-//! adds `dyn_event_unregister()`) and unlinks any entry left.
+//! [`Provider::free`], then tell the type with [`Provider::released`] that
+//! the removal is done (a kernel patch adds the callback), so that it can do
+//! once what every freed entry needs, such as waiting for an RCU grace
+//! period. Dropping the [`Type`] unregisters it (a kernel patch adds
+//! `dyn_event_unregister()`) and unlinks any entry left.
+//!
+//! Types are offered a line in the order they registered. [`Type::new_first`]
+//! registers ahead of the others (`dyn_event_register_first()`, a kernel
+//! patch), for a provider that stands in for one of the kernel's own types
+//! (the kernel's kprobe type comes before its uprobe type).
 //!
 //! C header: [`include/linux/trace_dynevent.h`](srctree/include/linux/trace_dynevent.h)
 

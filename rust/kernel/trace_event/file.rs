@@ -3,6 +3,23 @@
 //! The event in one trace instance ([`EventFile`]) and the records written
 //! into that instance's ring buffer ([`Reservation`], and a probe hit's
 //! record through [`EventFile::record_hit`]).
+//!
+//! Records go through the tracing core's API for providers that write their
+//! own records (a patch of the series: `trace_event_record_reserve()`,
+//! `_commit()` and `_write()`), which this file wraps:
+//!
+//! - While nothing needs the full commit (no filter, trigger, pid filter,
+//!   soft-disable, stack trace option, `tp_printk` or export), the reserve
+//!   and the commit write straight into the ring buffer. Otherwise they take
+//!   `trace_event_buffer_reserve()` and `_commit()`, with the hit's registers,
+//!   so that `options/stacktrace` shows the probed function's stack.
+//! - An event whose only reason for the full path is a filter makes a record
+//!   of up to 128 bytes on the stack, which `trace_event_record_write()`
+//!   filters before anything is reserved. A zeroed word follows it: a filter
+//!   on an empty string at the record's end reads a NUL there.
+//! - The soft-disabled test is the caller's (`EventFile::soft_disabled`), as
+//!   C's providers call `trace_trigger_soft_disabled()` before they reserve;
+//!   inside the API it would cost a second call on every hit.
 
 use crate::{bindings, types::Opaque};
 use core::{marker::PhantomData, mem::MaybeUninit, ptr};

@@ -3,6 +3,11 @@
 //! An event while perf has it open ([`PerfSlot`], [`PerfCall`]): its BPF
 //! programs, and its records for the perf events open on a CPU
 //! ([`PerfRecord`]).
+//!
+//! A probe hit runs the event's BPF programs first, and a 0 from them drops
+//! the perf record, as `kprobe_perf_func()` does. A record larger than
+//! `PERF_MAX_TRACE_SIZE` is dropped quietly, where `perf_trace_buf_alloc()`
+//! would warn.
 
 use crate::{bindings, types::Opaque};
 use core::{

@@ -2,6 +2,15 @@
 
 //! Where an event's hits go: the trace instances it is enabled in
 //! ([`Targets`], [`FileSet`]) and, while perf has it open, perf.
+//!
+//! The instances are slots in one allocation ([`MAX_INSTANCES`] of them),
+//! published through an RCU pointer: made when the first instance enables
+//! the event, freed after a grace period when the last disables it. A hit
+//! walks up to one past the last slot in use, so the usual single instance
+//! costs one slot. In a probe handler the walk takes no RCU read lock:
+//! preemption is off there, which the handler's `PtRegs` proves, as C's
+//! `trace_probe_for_each_link_rcu()` relies on. C allocates a link per
+//! instance instead, and has no limit.
 
 use super::{file::EventFile, perf::PerfSlot};
 use crate::{bindings, error::Result, prelude::*};
@@ -177,11 +186,11 @@ pub struct FileSet {
 struct Slots {
     files: [AtomicPtr<bindings::trace_event_file>; MAX_INSTANCES],
     /// One past the last non-null entry: the hit path walks `files` up to
-    /// here, so the usual single instance costs one slot. (A count of the
-    /// entries, as before, let a walk stop before an entry that stayed
-    /// enabled when another was removed and a third added in front of it
-    /// meanwhile.) Changed only by `add` and `remove`, which the tracing
-    /// core calls under `event_mutex`.
+    /// here, so the usual single instance costs one slot. (Not a count of
+    /// the entries: a walk bounded by the count could stop before an entry
+    /// that stayed enabled when another was removed and a third added in
+    /// front of it meanwhile.) Changed only by `add` and `remove`, which the
+    /// tracing core calls under `event_mutex`.
     end: AtomicUsize,
 }
 

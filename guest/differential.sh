@@ -1,0 +1,16 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/differential.sh's guest side, on the ref kernel: with the module
+# loaded, guest/oracle.sh feeds SPECS to C's kprobe_events, then to the
+# module's rkprobe_events, and guest/trace_diff.sh traces TRACE_SPECS with
+# both. Each output is printed whole after its runs, in sections "=== C",
+# "=== RUST" (ended by "=== DONE") and "=== TRACE" (to the end).
+#   differential.sh SPECS TRACE_SPECS
+specs=${1:?specs file} trace_specs=${2:?trace specs file}
+modprobe rust_kprobe_events || exit 1
+sh /rkpe/guest/oracle.sh "$specs" kprobe_events > /tmp/c.txt
+sh /rkpe/guest/oracle.sh "$specs" rkprobe_events > /tmp/r.txt
+echo "=== C"; cat /tmp/c.txt; echo "=== RUST"; cat /tmp/r.txt; echo "=== DONE"
+sh /rkpe/guest/trace_diff.sh "$trace_specs" > /tmp/t.txt 2>&1
+echo "=== TRACE"; cat /tmp/t.txt

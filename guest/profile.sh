@@ -1,0 +1,41 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/profile-vm.py's guest side, on the ref kernel with the module
+# loaded. Prints "MODTEXT <the module's .text address>", then
+# "PROFILE-START", waits 2 s, runs what is profiled, prints "PROFILE-END"
+# and waits 2 s (the host turns QEMU's exec log on and off at those lines).
+#   profile.sh hit EVENTS GROUP KIND ARGS CALLS
+#       a KIND probe "bench" with ARGS on __x64_sys_getppid in EVENTS
+#       (kprobe_events or rkprobe_events; its events in GROUP), enabled;
+#       profiled: getppid_loop CALLS
+#   profile.sh create EVENTS KIND ARGS N
+#       profiled: one write of N KIND probes with ARGS on vfs_read to
+#       EVENTS; then prints how many EVENTS lists
+mode=$1
+modprobe rust_kprobe_events
+cd /sys/kernel/tracing || exit 1
+case "$mode" in
+hit)
+	events=$2 group=$3 kind=$4 args=$5 calls=$6
+	echo "$kind:bench __x64_sys_getppid $args" >> "$events" || exit 1
+	echo 1 > "events/$group/bench/enable"
+	;;
+create)
+	events=$2 kind=$3 args=$4 n=$5
+	i=0
+	while [ $i -lt "$n" ]; do echo "$kind:p$i vfs_read $args"; i=$((i + 1)); done > /tmp/defs
+	;;
+*) echo "usage: profile.sh hit|create ..." >&2; exit 1 ;;
+esac
+echo "MODTEXT $(cat /sys/module/rust_kprobe_events/sections/.text)"
+echo PROFILE-START
+sleep 2
+if [ "$mode" = hit ]; then
+	/rkpe/bin/getppid_loop "$calls" > /dev/null
+else
+	dd if=/tmp/defs of="$events" bs=1M conv=notrunc 2>/dev/null
+fi
+echo PROFILE-END
+sleep 2
+[ "$mode" = hit ] || grep -c . "$events"
