@@ -287,6 +287,11 @@ impl Drop for State {
     }
 }
 
+/// C's warning for a probe that waits for its module (trace_kprobe.c:619).
+fn warn_pending() {
+    pr_warn!("This probe might be able to register after target module is loaded. Continue.\n");
+}
+
 /// A definition under way, after it found or made the probe's event
 /// (`Probes::create`): what its rollback undoes.
 struct Creating<'a> {
@@ -547,9 +552,7 @@ impl Probes {
             // A probe on a module that is not loaded waits for it; so does
             // a probe on an address in no symbol (trace_kprobe.c:616-620).
             Err(e) if e == ENOENT && !module_exists => {
-                pr_warn!(
-                    "This probe might be able to register after target module is loaded. Continue.\n"
-                );
+                warn_pending();
                 TraceKprobe::Pending(shared.clone())
             }
             Err(e) => return Err(Fail::Parse(command::registration_error(-e.to_errno()))),
