@@ -306,9 +306,12 @@ fn run_shortcut<M: Machine + ?Sized, S: Store>(
     };
     if sc.derefs {
         for d in (first + 1..st).map(|i| a.insn(i)) {
-            // `shortcut()` checked: only dereferences.
-            let Class::Deref(space) = d.op.class() else {
-                return false;
+            // `shortcut()` checked: only dereferences. (On the opcode, as
+            // in `simple`: the class costs the hit instructions here too.)
+            let space = if d.op == Op::Deref {
+                Space::Kernel
+            } else {
+                Space::User
             };
             match read_word(m, space, v.wrapping_add(d.offset as u64)) {
                 Ok(w) => v = w,
@@ -324,25 +327,26 @@ fn run_shortcut<M: Machine + ?Sized, S: Store>(
         }
     }
     let n = usize::from(c.size);
-    let Class::Store(put) = c.op.class() else {
-        return false;
+    // `shortcut()` checked: a raw, memory or string store.
+    let space = if matches!(c.op, Op::StMem | Op::StString) {
+        Space::Kernel
+    } else {
+        Space::User
     };
-    match put {
-        Put::String(space) => store_str(out, at, m, space, c, v),
-        Put::Raw | Put::Mem(_) if sc.bitfield => {
+    match c.op {
+        Op::StString | Op::StUString => store_str(out, at, m, space, c, v),
+        _ if sc.bitfield => {
             // The container's bytes in a register, the bits kept, one store
             // (`fetch_apply_bitfield()` on what stage 3 stored).
-            let raw = match put {
-                Put::Mem(space) => mem_word(m, space, c, v),
-                _ => v.to_ne_bytes(),
+            let raw = match c.op {
+                Op::StRaw => v.to_ne_bytes(),
+                _ => mem_word(m, space, c, v),
             };
             let kept = bitfield(word_of(raw, n), n, insn(a, st + 1));
             out.put_word(at, kept.to_ne_bytes(), n);
         }
-        Put::Raw => out.put_word(at, v.to_ne_bytes(), n),
-        Put::Mem(space) => store_mem(out, at, m, space, c, v),
-        // Not in a shortcut (`shortcut()`).
-        Put::Symstr => return false,
+        Op::StRaw => out.put_word(at, v.to_ne_bytes(), n),
+        _ => store_mem(out, at, m, space, c, v),
     }
     true
 }
