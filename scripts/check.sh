@@ -54,6 +54,14 @@ step "build: ref kernel" bash "$ROOT/scripts/kernel.sh" ref
 step "build: kernel crate and module clippy-clean" bash "$ROOT/scripts/clippy.sh"
 step "build: make rustdoc without warnings" bash "$ROOT/scripts/rustdoc.sh"
 step "build: debug kernel" bash "$ROOT/scripts/kernel.sh" debug
+# arm64: the module on its second architecture, built with ARCH=arm64 LLVM=1
+# and booted on qemu-system-aarch64 -M virt. RKPE_ARM64=0 leaves these
+# stages out (a quick local run); CI always runs them.
+arm64=${RKPE_ARM64:-1}
+if [ "$arm64" != 0 ]; then
+	step "build: arm64 test kernel" bash "$ROOT/scripts/kernel.sh" arm64-test
+	step "build: arm64 ref kernel" bash "$ROOT/scripts/kernel.sh" arm64-ref
+fi
 
 # The VM stages run in two lanes at once: a guest mostly keeps one of its two
 # virtual CPUs busy, so two guests share the two host CPUs (each stage runs
@@ -66,9 +74,12 @@ step "build: debug kernel" bash "$ROOT/scripts/kernel.sh" debug
 # Every program the guests take from build/bin, before the lanes: the
 # initramfs then has the same content whichever lane gets where first.
 bash "$ROOT/scripts/guest-bins.sh"
+[ "$arm64" = 0 ] || bash "$ROOT/scripts/guest-bins.sh" --arch arm64
 step "deps: QEMU 10.0 for the runs on truly parallel vCPUs (scripts/qemu-fixed.sh)" bash "$ROOT/scripts/qemu-fixed.sh"
-for v in test ref debug; do # built once here, not by two lanes at a time
-	[ -e "$ROOT/build/$v/bzImage" ] && bash "$ROOT/scripts/initramfs.sh" "$v" > /dev/null
+vms=(test ref debug)
+[ "$arm64" = 0 ] || vms+=(arm64-test arm64-ref)
+for v in "${vms[@]}"; do # built once here, not by two lanes at a time
+	[ -e "$(kernel_image "$v")" ] && bash "$ROOT/scripts/initramfs.sh" "$v" > /dev/null
 done
 lane_a() {
 	if [ -e "$ROOT/build/test/bzImage" ]; then
@@ -139,6 +150,17 @@ lane_b() {
 	step "vm debug: fault injection (failslab) over every write" \
 		vmdebug --allow-warning ' at kernel/(tracepoint\.c:406 tracepoint_probe_unregister|kprobes\.c:1131 disarm_kprobe_ftrace)\+' \
 		failslab 900 failslab.sh
+	if [ "$arm64" != 0 ] && [ -e "$(kernel_image arm64-test)" ]; then
+		step "vm arm64-test: module load/unload, KUnit doctests" \
+			bash "$ROOT/scripts/vm.sh" --timeout 400 --log "$ROOT/build/results/module_load-arm64-test.log" arm64-test -- \
+			'sh /rkpe/tests/vm/module_load.sh'
+		step "vm arm64-test: own .tc tests" bash "$ROOT/scripts/owntests.sh" arm64-test
+		step "vm arm64-test: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" arm64-test
+	fi
+	if [ "$arm64" != 0 ] && [ -e "$(kernel_image arm64-ref)" ]; then
+		step "vm arm64-ref: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" arm64-ref
+		step "vm arm64-ref: own .tc tests marked c-too, on the C implementation" bash "$ROOT/scripts/owntests.sh" arm64-ref
+	fi
 	if [ -e "$ROOT/build/ref/bzImage" ]; then
 		step "vm ref: hit cost module/C under -icount, at most 2% above tests/bench/ratios.txt" \
 			bash "$ROOT/scripts/bench-vm.sh" --check
@@ -149,7 +171,7 @@ pa=$!
 LANE=b lane_b > "$R/lane-b.log" 2>&1 &
 pb=$!
 wait $pa; echo "=== lane A (test, ref, half of ftracetest and the own tests on debug):"; cat "$R/lane-a.log"
-wait $pb; echo "=== lane B (debug, then the benchmark on ref):"; cat "$R/lane-b.log"
+wait $pb; echo "=== lane B (debug, arm64, then the benchmark on ref):"; cat "$R/lane-b.log"
 
 passed=$(grep -c '^ok ' "$R/outcomes") failed=$(grep -c '^FAILED ' "$R/outcomes")
 [ -s "$R/reasons" ] && cat "$R/reasons"

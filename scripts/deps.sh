@@ -10,7 +10,11 @@ PKGS=(linux-source-6.12 clang lld llvm libclang-dev qemu-system-x86 busybox-stat
       git perl
       # The client tools scripts/tools.sh runs in the VM from the host's root
       # (gcc and libc6-dev build its static trigger).
-      linux-perf trace-cmd bpfcc-tools python3-bpfcc bpftrace gcc libc6-dev)
+      linux-perf trace-cmd bpfcc-tools python3-bpfcc bpftrace gcc libc6-dev
+      # The arm64 variants: their QEMU, and the arm64 libc and libgcc that
+      # clang and lld build the static guest programs with
+      # (scripts/busybox-arm64.sh fetches their busybox).
+      qemu-system-arm libc6-dev-arm64-cross libgcc-12-dev-arm64-cross)
 BINDGEN_VERSION=0.73.2
 
 missing=()

@@ -4,7 +4,7 @@
 # Run the kernel's ftracetest over test.d/kprobe and test.d/dynevent in a VM of
 # the given variant (module loaded first on `test`), keep the raw results in
 # build/results/ftracetest-<variant>.txt and compare them with
-# tests/ftracetest-<variant>.expect.
+# tests/ftracetest-<variant>.expect (arm64-test and arm64-ref have their own).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -12,7 +12,7 @@ set -euo pipefail
 # on QEMU 10, both in parallel (vm.sh).
 single=()
 case "${1:-}" in --single-thread|--fixed-qemu) single=("$1"); shift ;; esac
-variant=${1:?usage: ftracetest.sh [--single-thread|--fixed-qemu] test|ref|debug [K/N]}
+variant=${1:?usage: ftracetest.sh [--single-thread|--fixed-qemu] VARIANT [K/N]}
 # K/N: only the K-th of N interleaved shares of the tests (make check runs
 # the slow `debug` run as two shares in its two lanes).
 part=${2:-}
@@ -39,7 +39,7 @@ fi
 
 stage "ftracetest ${dirs[*]} on $variant${part:+ (share $part)}"
 set +e
-c_only=(); [ "$variant" = ref ] && c_only=(--c-only) # C alone: replayed when unchanged (vm.sh)
+c_only=(); [ "$(variant_kind "$variant")" = ref ] && c_only=(--c-only) # C alone: replayed when unchanged (vm.sh)
 c_runs_judged "$log"
 bash "$ROOT/scripts/vm.sh" "${c_only[@]}" "${single[@]}" --timeout 1500 --log "$log" "$variant" -- \
 	"$load cd /selftests/ftrace && ./ftracetest -l /tmp/ftlog ${tests[*]} >/tmp/ft.out 2>&1; echo '=== ftracetest output'; cat /tmp/ft.out" >/dev/null

@@ -4,19 +4,25 @@
 # The programs and data the guests take from build/bin (/rkpe/bin/ in the
 # initramfs), each rebuilt only when its source is newer or its content
 # changed, so that the initramfs is not rebuilt for nothing:
-#   guest-bins.sh [NAME...]   perf_bpf getppid_loop rkpe-trigger hostile
-#                             (all by default)
+#   guest-bins.sh [--arch x86|arm64] [NAME...]
+#                             perf_bpf getppid_loop rkpe-trigger hostile
+#                             (all by default); for arm64 into build/bin-arm64
+#                             (lib.sh guest_bin_dir), with clang and lld
 # make check builds them all before its lanes: the initramfs then holds the
 # same files whichever lane gets where first (scripts/vm.sh --c-only keys
 # C's runs on its content). HOSTILE_COUNT: lines generated for hostile.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-bin=$ROOT/build/bin
+arch=x86
+if [ "${1:-}" = --arch ]; then arch=$2; shift 2; fi
+case "$arch" in x86) variant=test ;; arm64) variant=arm64-test ;; *) die "guest-bins.sh: no architecture $arch" ;; esac
+bin=$(guest_bin_dir "$variant")
+read -ra cc <<< "$(guest_cc "$arch")"
 mkdir -p "$bin"
-static() { # NAME SOURCE [GCC FLAGS...]
+static() { # NAME SOURCE [CC FLAGS...]
 	local out=$bin/$1 src=$2
 	shift 2
-	[ "$out" -nt "$src" ] || gcc -O2 -static "$@" -o "$out" "$src"
+	[ "$out" -nt "$src" ] || "${cc[@]}" -O2 -static "$@" -o "$out" "$src"
 }
 names=("$@")
 [ $# -gt 0 ] || names=(perf_bpf getppid_loop rkpe-trigger hostile)
@@ -30,9 +36,9 @@ for n in "${names[@]}"; do
 		hb=$ROOT/build/hostile
 		mkdir -p "$hb"
 		python3 "$ROOT/scripts/hostile-lines.py" --count "${HOSTILE_COUNT:-20000}" "$hb/lines"
-		gcc -O2 -Wall -Wextra -Werror -static -o "$hb/hostile" "$ROOT/tests/hostile/hostile.c"
+		"${cc[@]}" -O2 -Wall -Wextra -Werror -static -o "$hb/hostile-$arch" "$ROOT/tests/hostile/hostile.c"
 		cmp -s "$hb/lines" "$bin/hostile.lines" || cp "$hb/lines" "$bin/hostile.lines"
-		cmp -s "$hb/hostile" "$bin/hostile" || cp "$hb/hostile" "$bin/hostile"
+		cmp -s "$hb/hostile-$arch" "$bin/hostile" || cp "$hb/hostile-$arch" "$bin/hostile"
 		;;
 	*) die "guest-bins.sh: no program $n" ;;
 	esac

@@ -8,18 +8,25 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=${1:?usage: initramfs.sh test|ref}
+variant=${1:?usage: initramfs.sh VARIANT}
 b=$ROOT/build/$variant
 img=$b/initramfs.cpio.gz
 tree=$(readlink -f "$ROOT/build/tree")
+arch=$(variant_arch "$variant")
+bindir=$(guest_bin_dir "$variant")
+read -ra cc <<< "$(guest_cc "$arch")"
+case "$arch" in
+arm64) busybox=$(bash "$ROOT/scripts/busybox-arm64.sh") ;;
+*) busybox=/bin/busybox ;;
+esac
 # The guest programs of tests/vm/ (static, so busybox's root runs them).
-mkdir -p "$ROOT/build/bin"
+mkdir -p "$bindir"
 for c in "$ROOT"/tests/vm/*.c; do
-	bin=$ROOT/build/bin/$(basename "$c" .c)
-	[ "$bin" -nt "$c" ] || gcc -O2 -static -Wall -o "$bin" "$c" || die "cannot build $c"
+	bin=$bindir/$(basename "$c" .c)
+	[ "$bin" -nt "$c" ] || "${cc[@]}" -O2 -static -Wall -o "$bin" "$c" || die "cannot build $c"
 done
-inputs=("$b/modroot/" "$ROOT/guest/" "$ROOT/tools/testing/selftests/" "$ROOT/tests/" "$ROOT/build/bin/"
-	"$tree/tools/testing/selftests/ftrace/" /bin/busybox "$0")
+inputs=("$b/modroot/" "$ROOT/guest/" "$ROOT/tools/testing/selftests/" "$ROOT/tests/" "$bindir/"
+	"$tree/tools/testing/selftests/ftrace/" "$busybox" "$0")
 
 if [ -f "$img" ] && [ -f "$img.c-key" ] && [ -z "$(find -L "${inputs[@]}" -newer "$img" -print -quit 2>/dev/null)" ]; then
 	echo "$img"
@@ -30,7 +37,7 @@ stage "initramfs for $variant"
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 mkdir -p "$d"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,root,etc,lib/modules,rkpe,host}
-cp /bin/busybox "$d/bin/busybox"
+cp "$busybox" "$d/bin/busybox"
 # /bin/sh as a hard link, not busybox's symlink: add_remove_uprobe.tc finds
 # the shell's text mapping by a path ending in "sh".
 ln "$d/bin/busybox" "$d/bin/sh"
@@ -42,9 +49,9 @@ cp -a "$tree/tools/testing/selftests/ftrace" "$d/selftests/ftrace"
 cp -a "$ROOT/tools/testing/selftests/." "$d/rkpe/selftests/" 2>/dev/null || true
 cp -a "$ROOT/tests/." "$d/rkpe/tests/" 2>/dev/null || true
 cp -a "$ROOT/guest/." "$d/rkpe/guest/"
-if [ -d "$ROOT/build/bin" ]; then
+if [ -d "$bindir" ]; then
 	mkdir -p "$d/rkpe/bin"
-	cp -a "$ROOT/build/bin/." "$d/rkpe/bin/"
+	cp -a "$bindir/." "$d/rkpe/bin/"
 fi
 echo "root:x:0:0:root:/root:/bin/sh" > "$d/etc/passwd"
 echo "root:x:0:" > "$d/etc/group"

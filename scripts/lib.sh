@@ -113,10 +113,47 @@ configure_kernel() { # TREE OUT SKIP FRAG...
 	return $bad
 }
 
+# Variants: `test`, `ref` and `debug` are x86-64 kernels; `arm64-test` and
+# `arm64-ref` are the same configurations for arm64. variant_kind prints the
+# configuration (test, ref, debug), variant_arch the kernel's ARCH (x86,
+# arm64).
+variant_kind() {
+	echo "${1#arm64-}"
+}
+variant_arch() {
+	case "$1" in arm64-*) echo arm64 ;; *) echo x86 ;; esac
+}
+
+# The kernel image of a built variant (a link under build/VARIANT/).
+kernel_image() {
+	case "$(variant_arch "$1")" in
+	arm64) echo "$ROOT/build/$1/Image" ;;
+	*) echo "$ROOT/build/$1/bzImage" ;;
+	esac
+}
+
+# Where the static guest programs of a variant's architecture are built
+# (/rkpe/bin/ in its initramfs).
+guest_bin_dir() {
+	case "$(variant_arch "$1")" in
+	arm64) echo "$ROOT/build/bin-arm64" ;;
+	*) echo "$ROOT/build/bin" ;;
+	esac
+}
+
+# The C compiler of static guest programs for ARCH (x86, arm64): the host's
+# gcc, or clang and lld with Debian's arm64 cross libc. Prints the command.
+guest_cc() {
+	case "$1" in
+	arm64) echo "clang --target=aarch64-linux-gnu -fuse-ld=lld" ;;
+	*) echo gcc ;;
+	esac
+}
+
 # Whether a variant runs the module as its kprobe_events provider (`test`, and
 # `debug`, which is `test` with the kernel's debug machinery).
 module_variant() {
-	[ "$1" = test ] || [ "$1" = debug ]
+	case "$(variant_kind "$1")" in test | debug) return 0 ;; *) return 1 ;; esac
 }
 
 # A C run that scripts/vm.sh --c-only cached is replayed later only if the

@@ -23,10 +23,10 @@ else
 	load=
 fi
 # perf_bpf.tc's trigger: a static binary, put into the initramfs from build/bin.
-bash "$ROOT/scripts/guest-bins.sh" perf_bpf
+bash "$ROOT/scripts/guest-bins.sh" --arch "$(variant_arch "$variant")" perf_bpf
 stage "own .tc tests on $variant"
 set +e
-c_only=(); [ "$variant" = ref ] && c_only=(--c-only) # C alone: replayed when unchanged (vm.sh)
+c_only=(); [ "$(variant_kind "$variant")" = ref ] && c_only=(--c-only) # C alone: replayed when unchanged (vm.sh)
 c_runs_judged "$log"
 bash "$ROOT/scripts/vm.sh" "${c_only[@]}" --timeout 900 --log "$log" "$variant" -- \
 	"$load cd /selftests/ftrace && ./ftracetest -l /tmp/ftlog $what >/tmp/ft.out 2>&1; rc=\$?; echo '=== ftracetest output'; cat /tmp/ft.out; exit \$rc" >/dev/null

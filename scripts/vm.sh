@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Boot a variant under QEMU (TCG, 2 CPUs) and run a shell command in the guest.
+# Boot a variant under QEMU (TCG, 2 CPUs: qemu-system-x86_64 -machine q35, or
+# qemu-system-aarch64 -machine virt for the arm64 variants) and run a shell
+# command in the guest.
 #   vm.sh [--timeout S] [--log FILE] [--icount] [--hostroot] [--allow-warning ERE]
 #         [--c-only] [--single-thread] [--fixed-qemu] VARIANT -- COMMAND...
 #   vm.sh [--hostroot] --shell VARIANT
@@ -66,16 +68,24 @@ variant=${1:?variant}; shift
 [ "${1:-}" = "--" ] && shift
 
 b=$ROOT/build/$variant
-[ -e "$b/bzImage" ] || die "build/$variant/bzImage missing: run scripts/kernel.sh $variant"
+image=$(kernel_image "$variant")
+[ -e "$image" ] || die "${image#"$ROOT/"} missing: run scripts/kernel.sh $variant"
 img=$(bash "$ROOT/scripts/initramfs.sh" "$variant")
 
-qemu=("$qemu_bin" "${firmware[@]}" -machine q35 "${accel[@]}" -cpu max -smp 2 -m "$mem" -nographic -no-reboot
-	-kernel "$b/bzImage" -initrd "$img" "${icount[@]}" "${hostroot[@]}")
-append="console=ttyS0 panic=-1 printk.time=1 quiet loglevel=5${RKPE_APPEND:+ $RKPE_APPEND}"
+case "$(variant_arch "$variant")" in
+arm64)
+	[ "$qemu_bin" = qemu-system-x86_64 ] || die "--fixed-qemu is for x86 variants"
+	[ ${#hostroot[@]} = 0 ] || die "--hostroot is for x86 variants (the host's userland is x86)"
+	qemu_bin=qemu-system-aarch64 machine=(-machine virt) console=ttyAMA0 ;;
+*) machine=(-machine q35) console=ttyS0 ;;
+esac
+qemu=("$qemu_bin" "${firmware[@]}" "${machine[@]}" "${accel[@]}" -cpu max -smp 2 -m "$mem" -nographic -no-reboot
+	-kernel "$image" -initrd "$img" "${icount[@]}" "${hostroot[@]}")
+append="console=$console panic=-1 printk.time=1 quiet loglevel=5${RKPE_APPEND:+ $RKPE_APPEND}"
 # A built-in parameter the kernel crate's module_param doctest reads back.
 module_variant "$variant" && append+=" rkpe_doctest.greeting=hello"
 if [ $c_only = 1 ]; then
-	[ "$variant" = ref ] || die "--c-only is for the ref variant"
+	[ "$(variant_kind "$variant")" = ref ] || die "--c-only is for the ref variants"
 	append+=" module_blacklist=rust_kprobe_events"
 fi
 
@@ -94,7 +104,7 @@ mkdir -p "$(dirname "$log")"
 replay=
 if [ $c_only = 1 ] && [ "${RKPE_C_CACHE:-1}" != 0 ] && [ ${#icount[@]} = 0 ] && [ -s "$img.c-key" ]; then
 	key=$({
-		sha256sum < "$b/bzImage"
+		sha256sum < "$image"
 		cat "$img.c-key"
 		# QEMU's command line but the paths of the kernel and the
 		# initramfs, whose contents are above.
@@ -148,7 +158,7 @@ if [ "$qrc" = 124 ]; then
 	exit 124
 fi
 splats() {
-	grep -E "^$KMSG_TS(WARNING:|BUG:|Oops|Kernel panic|general protection fault|kernel BUG|INFO: trying to register non-static key|UBSAN:|rcu: INFO: rcu_[a-z]+ (self-)?detected stall|watchdog: BUG:|INFO: task .* blocked for more than)" "$log" |
+	grep -E "^$KMSG_TS(WARNING:|BUG:|Oops|Kernel panic|general protection fault|kernel BUG|Internal error:|Unable to handle kernel|INFO: trying to register non-static key|UBSAN:|rcu: INFO: rcu_[a-z]+ (self-)?detected stall|watchdog: BUG:|INFO: task .* blocked for more than)" "$log" |
 		{ if [ -n "$allow" ]; then grep -Ev "\] WARNING:.*($allow)" || true; else cat; fi; }
 }
 if [ -n "$allow" ] && grep -E "^${KMSG_TS}WARNING:" "$log" | grep -Eq "$allow"; then

@@ -87,6 +87,53 @@ const _: () = {
     assert!(arch::NATIVE.task_size_floor == nofault::TASK_SIZE_FLOOR as u64);
 };
 
+// The same for arm64: `x0`..`x30` are `regs[0..31]`, `lr` is `x30`, and
+// `sp`, `pc`, `pstate` follow, all in `user_regs`, the first member of
+// `struct pt_regs`; arguments are x0..x7 and then 0.
+#[cfg(CONFIG_ARM64)]
+const _: () = {
+    use bindings::{pt_regs as R, user_pt_regs as U};
+    const fn at(field: usize) -> usize {
+        offset_of!(R, __bindgen_anon_1) + field
+    }
+    assert!(arch::NATIVE.registers.len() == 35);
+    let mut names = [0u8; 3];
+    let mut n = 0;
+    while n < 31 {
+        // "x0".."x30", built here so that every one is checked.
+        let name: &[u8] = if n < 10 {
+            names[0] = b'x';
+            names[1] = b'0' + n as u8;
+            names.split_at(2).0
+        } else {
+            names[0] = b'x';
+            names[1] = b'0' + (n / 10) as u8;
+            names[2] = b'0' + (n % 10) as u8;
+            &names
+        };
+        assert!(matches!(arch::NATIVE.register_offset(name), Some(o) if o as usize == at(offset_of!(U, regs) + 8 * n)));
+        n += 1;
+    }
+    assert!(native_at("lr", at(offset_of!(U, regs) + 8 * 30)));
+    assert!(native_at("sp", at(offset_of!(U, sp))));
+    assert!(native_at("pc", at(offset_of!(U, pc))));
+    assert!(native_at("pstate", at(offset_of!(U, pstate))));
+    assert!(arch::NATIVE.argument_registers.len() == 8);
+    let mut i = 0;
+    while i < 8 {
+        assert!(arch::NATIVE.argument_registers[i] as usize == at(offset_of!(U, regs) + 8 * i));
+        i += 1;
+    }
+    assert!(matches!(
+        arch::NATIVE.stack_arguments,
+        arch::StackArguments::Zero
+    ));
+    assert!(arch::NATIVE.stack_pointer as usize == at(offset_of!(U, sp)));
+    assert!(arch::NATIVE.return_value as usize == at(offset_of!(U, regs)));
+    assert!(arch::NATIVE.task_size_bound == nofault::TASK_SIZE_BOUND as u64);
+    assert!(arch::NATIVE.task_size_floor == nofault::TASK_SIZE_FLOOR as u64);
+};
+
 /// Parse-time environment.
 pub(crate) struct KernelEnv;
 

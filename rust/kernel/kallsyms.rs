@@ -267,5 +267,11 @@ pub fn hash_pointer(addr: usize) -> u64 {
 /// replaced.
 #[inline(never)]
 pub fn is_kretprobe_trampoline(addr: usize) -> bool {
-    addr == bindings::arch_rethook_trampoline as *const () as usize
+    #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+    let trampoline = bindings::arch_rethook_trampoline as *const () as usize;
+    // (`dereference_kernel_function_descriptor()` is the identity on the
+    // architectures without function descriptors, which Rust supports.)
+    #[cfg(not(CONFIG_KRETPROBE_ON_RETHOOK))]
+    let trampoline = bindings::__kretprobe_trampoline as *const () as usize;
+    addr == trampoline
 }

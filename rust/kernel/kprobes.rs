@@ -204,8 +204,8 @@ fn take_registered(unregistered: &AtomicBool) -> bool {
 ///
 /// impl Handler for Count {
 ///     fn pre_handler(&self, regs: &PtRegs) {
-///         // %di (offset 112 of pt_regs) holds the first argument.
-///         if regs.register(112) as usize == self.target.load(Ordering::Relaxed) {
+///         // The first argument.
+///         if regs.register(PtRegs::FIRST_ARGUMENT) as usize == self.target.load(Ordering::Relaxed) {
 ///             self.hits.fetch_add(1, Ordering::Relaxed);
 ///         }
 ///     }
@@ -636,8 +636,8 @@ pub trait RetHandler: Sync + 'static {
 /// impl RetHandler for Ret {
 ///     fn entry(&self, regs: &PtRegs, data: &mut [u8]) {
 ///         self.entries.fetch_add(1, Ordering::Relaxed);
-///         // Save the first argument (%di, offset 112) for the return.
-///         data.copy_from_slice(&regs.register(112).to_ne_bytes());
+///         // Save the first argument for the return.
+///         data.copy_from_slice(&regs.register(PtRegs::FIRST_ARGUMENT).to_ne_bytes());
 ///     }
 ///     fn ret(&self, regs: &PtRegs, ret_ip: usize, data: &[u8]) {
 ///         let arg = usize::from_ne_bytes(data.try_into().unwrap_or([0; 8]));
@@ -833,18 +833,59 @@ impl<T: RetHandler> PinnedDrop for RetRegistration<T> {
     }
 }
 
-/// The [`RetRegistration<T>`] that kretprobe instance `ri` belongs to, and the instance's data.
+/// The `struct kretprobe` that instance `ri` belongs to (`get_kretprobe()`),
+/// null once it is unregistered (without rethook).
 ///
 /// # Safety
 ///
-/// `ri` must be an instance of the `rp` of a live `RetRegistration<T>`.
+/// `ri` must be a live kretprobe instance, seen in a kretprobe handler.
+#[inline(always)]
+unsafe fn get_kretprobe(ri: *mut bindings::kretprobe_instance) -> *mut bindings::kretprobe {
+    // SAFETY: rethook's `data` is set once, when the kretprobe is
+    // registered, to the `struct kretprobe`.
+    #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+    return unsafe { (*(*ri).node.rethook).data.cast() };
+    // SAFETY: `rph` is set when the instance is allocated and outlives it;
+    // its `rp` is cleared (RCU) when the kretprobe is unregistered, and the
+    // handlers run under RCU (preemption disabled): an `rcu_dereference()`.
+    #[cfg(not(CONFIG_KRETPROBE_ON_RETHOOK))]
+    return unsafe { ptr::addr_of!((*(*ri).rph).rp).read_volatile() };
+}
+
+/// The return address that instance `ri` replaced (`get_kretprobe_retaddr()`).
+///
+/// # Safety
+///
+/// `ri` must be a live kretprobe instance, seen in a kretprobe handler.
+#[inline(always)]
+unsafe fn get_kretprobe_retaddr(ri: *mut bindings::kretprobe_instance) -> usize {
+    // SAFETY: `ri` is valid; rethook keeps the return address in its node.
+    #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
+    return unsafe { (*ri).node.ret_addr };
+    // SAFETY: `ri` is valid; the return address is in the instance.
+    #[cfg(not(CONFIG_KRETPROBE_ON_RETHOOK))]
+    return unsafe { (*ri).ret_addr as usize };
+}
+
+/// The [`RetRegistration<T>`] that kretprobe instance `ri` belongs to, and
+/// the instance's data; `None` if the kretprobe is being unregistered
+/// (without rethook the kprobe core checks this too, before it calls).
+///
+/// # Safety
+///
+/// `ri` must be an instance of the `rp` of a live `RetRegistration<T>`,
+/// seen in one of its handlers.
 unsafe fn from_instance<'a, T: RetHandler>(
     ri: *mut bindings::kretprobe_instance,
-) -> (&'a RetRegistration<T>, &'a mut [u8]) {
-    // SAFETY: the instance belongs to our kretprobe: rethook's `data` is
-    // the `struct kretprobe`, the `rp` of a `RetRegistration<T>`.
+) -> Option<(&'a RetRegistration<T>, &'a mut [u8])> {
+    // SAFETY: the caller passes an instance of our kretprobe in a handler.
+    let rp = unsafe { get_kretprobe(ri) };
+    if rp.is_null() {
+        return None;
+    }
+    // SAFETY: `rp` is the `rp` of a `RetRegistration<T>`, which outlives
+    // its handlers; the instance's data is `data_size` bytes.
     unsafe {
-        let rp = (*(*ri).node.rethook).data.cast::<bindings::kretprobe>();
         let reg = &*crate::container_of!(
             rp.cast::<Opaque<bindings::kretprobe>>(),
             RetRegistration<T>,
@@ -852,7 +893,7 @@ unsafe fn from_instance<'a, T: RetHandler>(
         );
         let data =
             core::slice::from_raw_parts_mut((*ri).data.as_mut_ptr().cast::<u8>(), (*rp).data_size);
-        (reg, data)
+        Some((reg, data))
     }
 }
 
@@ -866,7 +907,9 @@ unsafe extern "C" fn entry_handler_callback<T: RetHandler>(
     regs: *mut bindings::pt_regs,
 ) -> core::ffi::c_int {
     // SAFETY: the kprobe core passes an instance of our kretprobe.
-    let (reg, data) = unsafe { from_instance::<T>(ri) };
+    let Some((reg, data)) = (unsafe { from_instance::<T>(ri) }) else {
+        return 0;
+    };
     // SAFETY: the registers of the hit, in the kprobe's pre-handler
     // (preemption disabled), for this call.
     reg.handler.entry(unsafe { PtRegs::from_raw(regs) }, data);
@@ -883,11 +926,14 @@ unsafe extern "C" fn ret_handler_callback<T: RetHandler>(
     regs: *mut bindings::pt_regs,
 ) -> core::ffi::c_int {
     // SAFETY: the kprobe core passes an instance of our kretprobe.
-    let (reg, data) = unsafe { from_instance::<T>(ri) };
-    // SAFETY: `ri` is valid; rethook keeps the return address in its node.
-    let ret_ip = unsafe { (*ri).node.ret_addr };
-    // SAFETY: the registers at return, under rethook's
-    // `preempt_disable_notrace()`, for this call.
+    let Some((reg, data)) = (unsafe { from_instance::<T>(ri) }) else {
+        return 0;
+    };
+    // SAFETY: as above.
+    let ret_ip = unsafe { get_kretprobe_retaddr(ri) };
+    // SAFETY: the registers at return, with preemption disabled
+    // (`rethook_trampoline_handler()`, or `kretprobe_trampoline_handler()`
+    // without rethook), for this call.
     reg.handler
         .ret(unsafe { PtRegs::from_raw(regs) }, ret_ip, data);
     0

@@ -200,6 +200,11 @@ pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
         )
     };
     if n < 0 {
+        // C's leaves the bytes before the fault; this function's callers
+        // see an empty string, as with the x86-64 version.
+        if let Some(first) = dst.first_mut() {
+            *first = 0;
+        }
         return Err(EFAULT);
     }
     Ok(n as usize)
@@ -264,6 +269,19 @@ pub const TASK_SIZE_BOUND: usize = (1 << 56) - crate::page::PAGE_SIZE;
 /// it is read as user memory without reading `TASK_SIZE`.
 #[cfg(CONFIG_X86_64)]
 pub const TASK_SIZE_FLOOR: usize = 0xc000_0000;
+
+/// A bound no task's `TASK_SIZE` exceeds: `TASK_SIZE_MAX` is `1 <<
+/// VA_BITS` (arch/arm64/include/asm/processor.h:55), and `VA_BITS` is at
+/// most 52. Kernel addresses start at or above `0xfff0_0000_0000_0000`.
+#[cfg(CONFIG_ARM64)]
+pub const TASK_SIZE_BOUND: usize = 1 << 52;
+
+/// A bound no task's `TASK_SIZE` is below: a compat task's `TASK_SIZE_32`,
+/// at the lowest `0x1_0000_0000` less a 64K page
+/// (arch/arm64/include/asm/processor.h:62-66); a 64-bit task's is at least
+/// `1 << 39`.
+#[cfg(CONFIG_ARM64)]
+pub const TASK_SIZE_FLOOR: usize = 0x1_0000_0000 - 0x1_0000;
 
 /// `TASK_SIZE` of the current task.
 #[inline]

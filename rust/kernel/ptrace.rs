@@ -8,6 +8,13 @@
 use crate::{bindings, types::Opaque};
 use core::ptr;
 
+// The named registers and the stack rule of each architecture: `ip()`,
+// `sp()`, `stack_nth()` and `return_value()`.
+#[cfg(CONFIG_ARM64)]
+mod arm64;
+#[cfg(CONFIG_X86_64)]
+mod x86_64;
+
 /// The words of a task's kernel stack, `THREAD_SIZE / sizeof(long)` (2048
 /// on x86-64, 4096 with generic KASAN, which doubles the stack): no word
 /// [`PtRegs::stack_nth`] reads from `STACK_WORDS` on is on the stack. C's
@@ -15,8 +22,9 @@ use core::ptr;
 pub const STACK_WORDS: usize = bindings::THREAD_SIZE / core::mem::size_of::<usize>();
 
 /// The registers of the interrupted context (`struct pt_regs`), as a probe
-/// handler sees them. The named registers are x86-64's (`ip`, `sp`, `ax`);
-/// elsewhere only [`PtRegs::register`] (by offset) is there.
+/// handler sees them: any register by its offset ([`PtRegs::register`]),
+/// and on each architecture (a module of its own) the instruction and stack
+/// pointers, the return value and the words of the kernel stack.
 ///
 /// A `&PtRegs` is made only by [`PtRegs::from_raw`], whose caller promises
 /// that preemption stays disabled meanwhile, so holding one also shows that
@@ -74,47 +82,5 @@ impl PtRegs {
         // SAFETY: by the type invariant the registers are valid for reads;
         // `offset` is in bounds and word-aligned, checked above.
         unsafe { self.as_raw().cast::<u8>().add(offset).cast::<u64>().read() }
-    }
-
-    /// The instruction pointer.
-    #[cfg(CONFIG_X86_64)]
-    #[inline]
-    pub fn ip(&self) -> usize {
-        // SAFETY: by the type invariant the registers are valid for reads.
-        unsafe { (*self.as_raw()).ip }
-    }
-
-    /// The stack pointer (`kernel_stack_pointer()`).
-    #[cfg(CONFIG_X86_64)]
-    #[inline]
-    pub fn sp(&self) -> usize {
-        // SAFETY: by the type invariant the registers are valid for reads.
-        unsafe { (*self.as_raw()).sp }
-    }
-
-    /// Word `n` of the kernel stack (`regs_get_kernel_stack_nth()`): 0 if
-    /// it is not on the stack the registers point into.
-    #[cfg(CONFIG_X86_64)]
-    #[inline]
-    pub fn stack_nth(&self, n: u32) -> usize {
-        let sp = self.sp();
-        let addr = sp.wrapping_add(n as usize * 8);
-        let mask = !(bindings::THREAD_SIZE - 1);
-        if addr & mask != sp & mask {
-            return 0;
-        }
-        let mut w = [0u8; 8];
-        match crate::nofault::read_kernel(addr, &mut w) {
-            Ok(()) => usize::from_ne_bytes(w),
-            Err(_) => 0,
-        }
-    }
-
-    /// The return value (`regs_return_value()`).
-    #[cfg(CONFIG_X86_64)]
-    #[inline]
-    pub fn return_value(&self) -> usize {
-        // SAFETY: by the type invariant the registers are valid for reads.
-        unsafe { (*self.as_raw()).ax }
     }
 }

@@ -19,8 +19,10 @@
 //! architecture alone, and comes from the environment: the largest
 //! `$stackN` (`Env::stack_words`, `THREAD_SIZE / sizeof(long)`).
 
+mod arm64;
 mod x86_64;
 
+pub use arm64::ARM64;
 pub use x86_64::X86_64;
 
 /// A `%REG` name and its byte offset in `struct pt_regs`
@@ -43,7 +45,7 @@ pub enum StackArguments {
         /// Stack word of the first argument past the registers.
         first: u32,
     },
-    /// Not read: 0 (arm64 in 6.12).
+    /// Not read: 0 (arm64).
     Zero,
 }
 
@@ -105,5 +107,9 @@ const fn const_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(target_arch = "x86_64")]
 pub const NATIVE: &Arch = &X86_64;
 
-#[cfg(not(target_arch = "x86_64"))]
+/// The table of the architecture the code is built for.
+#[cfg(target_arch = "aarch64")]
+pub const NATIVE: &Arch = &ARM64;
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 compile_error!("the probe language has no table for this architecture: add one in src/probe/arch/");

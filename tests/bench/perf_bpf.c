@@ -41,8 +41,15 @@ static long bpf(int cmd, union bpf_attr *attr)
 
 #define INSN(c, d, s, o, i) ((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
 
-/* Offset of si in x86-64 struct pt_regs: r15 r14 r13 r12 bp bx r11 r10 r9 r8 ax cx dx si */
+/*
+ * Offset of the second argument register in struct pt_regs: x86-64's si
+ * (r15 r14 r13 r12 bp bx r11 r10 r9 r8 ax cx dx si), arm64's x1.
+ */
+#if defined(__aarch64__)
+#define PT_REGS_SI (1 * 8)
+#else
 #define PT_REGS_SI (13 * 8)
+#endif
 
 /* map[key] += r7, for key 0 (r7 = 1) then key 1 (r7 = ctx->si). */
 static int prog(int map, int ret, struct bpf_insn *p)

@@ -3,6 +3,7 @@
 //! The interpreter on a fake machine: values, types, arrays, strings,
 //! faults, return probes, and the trace text they print as.
 
+use std::format;
 use std::string::String;
 use std::vec;
 use std::vec::Vec;
@@ -10,6 +11,7 @@ use std::vec::Vec;
 use super::super::arg::{Arg, Parsed, Split};
 use super::super::format::head_size;
 use super::super::insn::{Class, Insn, Op};
+use super::super::command::Env;
 use super::super::output::{print_event, Head};
 use super::{store, store_with};
 use crate::fake::{parse, FakeMachine};
@@ -491,15 +493,63 @@ fn arrays_read_at_once_or_element_by_element() {
     );
 }
 
+/// The parse-time environment of the fake kernel on another architecture.
+struct OnArch(&'static super::super::arch::Arch);
+
+impl Env for OnArch {
+    fn validate_symbol(&self, symbol: &[u8]) -> Result<(), i32> {
+        crate::fake::FakeEnv.validate_symbol(symbol)
+    }
+    fn on_func_entry(&self, symbol: &[u8], offset: u64) -> Result<(), i32> {
+        crate::fake::FakeEnv.on_func_entry(symbol, offset)
+    }
+    fn hash_pointer(&self, addr: u64) -> u64 {
+        crate::fake::FakeEnv.hash_pointer(addr)
+    }
+    fn dentry_name_offset(&self) -> usize {
+        crate::fake::FakeEnv.dentry_name_offset()
+    }
+    fn file_dentry_offset(&self) -> usize {
+        crate::fake::FakeEnv.file_dentry_offset()
+    }
+    fn arch(&self) -> &'static super::super::arch::Arch {
+        self.0
+    }
+    fn stack_words(&self) -> u64 {
+        crate::fake::FakeEnv.stack_words()
+    }
+}
+
+/// `spec` parsed on `m`'s architecture and hit once on `m`: the trace
+/// line, or the parser's error code.
+fn hit_on(spec: &str, m: &FakeMachine) -> Result<String, Option<super::super::error::Code>> {
+    use super::super::command::{self, Tokens};
+    let mut tokens = std::boxed::Box::new(Tokens::new());
+    let p = command::parse(spec.as_bytes(), &mut tokens, &OnArch(m.arch), Vec::new())
+        .map_err(|e| e.code())?
+        .expect("a probe");
+    let mut buf = vec![0u8; 1024];
+    let n = store(&p.args, p.size, m, &[], head_size(false), &mut buf);
+    let mut s = String::new();
+    print_event(
+        &mut s,
+        p.event.as_bytes(),
+        Head::Kprobe { ip: 0 },
+        &p.args,
+        &buf[..n],
+        m,
+    )
+    .unwrap();
+    Ok(s)
+}
+
 /// The language runs on the table it is given: a made-up architecture
 /// with its own register names, two argument registers, and 0 for the
 /// arguments after them (arm64's rule past x7).
 #[test]
 fn another_architecture() {
     use super::super::arch::{Arch, Register, StackArguments};
-    use super::super::command::{self, Env, Tokens};
     use super::super::error::Code;
-    use crate::fake::FakeEnv;
 
     static TOY: Arch = Arch {
         name: "toy",
@@ -528,63 +578,20 @@ fn another_architecture() {
         task_size_bound: 1 << 48,
         task_size_floor: 1 << 32,
     };
-    struct Toy;
-    impl Env for Toy {
-        fn validate_symbol(&self, symbol: &[u8]) -> Result<(), i32> {
-            FakeEnv.validate_symbol(symbol)
-        }
-        fn on_func_entry(&self, symbol: &[u8], offset: u64) -> Result<(), i32> {
-            FakeEnv.on_func_entry(symbol, offset)
-        }
-        fn hash_pointer(&self, addr: u64) -> u64 {
-            FakeEnv.hash_pointer(addr)
-        }
-        fn dentry_name_offset(&self) -> usize {
-            FakeEnv.dentry_name_offset()
-        }
-        fn file_dentry_offset(&self) -> usize {
-            FakeEnv.file_dentry_offset()
-        }
-        fn arch(&self) -> &'static Arch {
-            &TOY
-        }
-        fn stack_words(&self) -> u64 {
-            FakeEnv.stack_words()
-        }
-    }
-    let run = |spec: &str, m: &FakeMachine| -> Result<String, Option<Code>> {
-        let mut tokens = std::boxed::Box::new(Tokens::new());
-        let p = command::parse(spec.as_bytes(), &mut tokens, &Toy, Vec::new())
-            .map_err(|e| e.code())?
-            .expect("a probe");
-        let mut buf = vec![0u8; 1024];
-        let n = store(&p.args, p.size, m, &[], head_size(false), &mut buf);
-        let mut s = String::new();
-        print_event(
-            &mut s,
-            p.event.as_bytes(),
-            Head::Kprobe { ip: 0 },
-            &p.args,
-            &buf[..n],
-            m,
-        )
-        .unwrap();
-        Ok(s)
-    };
     let mut m = FakeMachine::with_arch(&TOY);
     m.set("a0", 5);
     m.set("a1", 6);
     m.set("rv", 9);
     m.stack = vec![7, 8];
     assert_eq!(
-        run(
+        hit_on(
             "p:t vfs_read x=%a1:u64 y=$arg1:u64 z=$arg2:u64 w=$arg3:u64 s=$stack0:u64",
             &m
         ),
         Ok(String::from("t: (0) x=6 y=5 z=6 w=0 s=7\n"))
     );
     // x86-64's names are not this machine's, and the other way round.
-    assert_eq!(run("p:t vfs_read %di", &m), Err(Some(Code::BadRegName)));
+    assert_eq!(hit_on("p:t vfs_read %di", &m), Err(Some(Code::BadRegName)));
     assert!(parse("p:t vfs_read %a1").is_err());
     // The same spec on x86-64 reads the third argument from %dx.
     let mut x = FakeMachine::new();
@@ -601,6 +608,48 @@ fn another_architecture() {
         ),
         "t: (0) y=5 z=6 w=4\n"
     );
+}
+
+/// arm64's table (`ARM64`): `x0`..`x30` and `lr`, `sp`, `pc`, `pstate`;
+/// arguments in x0..x7, then 0 (no stack); the return value in x0.
+#[test]
+fn arm64() {
+    use super::super::arch::ARM64;
+    use super::super::error::Code;
+
+    let mut m = FakeMachine::with_arch(&ARM64);
+    for i in 0..31 {
+        m.set(&format!("x{i}"), 100 + i);
+    }
+    m.set("sp", 7);
+    m.set("pc", 8);
+    m.set("pstate", 9);
+    m.stack = vec![70, 71, 72];
+    assert_eq!(
+        hit_on(
+            "p:t vfs_read a=%x0:u64 b=%x7:u64 c=%x30:u64 d=%lr:u64 e=%sp:u64 f=%pc:u64 g=%pstate:u64",
+            &m
+        ),
+        Ok(String::from(
+            "t: (0) a=100 b=107 c=130 d=130 e=7 f=8 g=9\n"
+        ))
+    );
+    // $argN: x0..x7, then 0, not the stack; $stackN is the stack.
+    assert_eq!(
+        hit_on(
+            "p:t vfs_read a=$arg1:u64 h=$arg8:u64 i=$arg9:u64 s=$stack1:u64",
+            &m
+        ),
+        Ok(String::from("t: (0) a=100 h=107 i=0 s=71\n"))
+    );
+    // x86-64's names are not arm64's; nor are x31 or w0.
+    for bad in ["%di", "%ax", "%x31", "%w0", "%ip"] {
+        assert_eq!(
+            hit_on(&format!("p:t vfs_read {bad}"), &m),
+            Err(Some(Code::BadRegName)),
+            "{bad}"
+        );
+    }
 }
 
 /// Every opcode, in the order of [`index`], which has no `_` arm: a new

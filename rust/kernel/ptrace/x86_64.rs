@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! x86-64's named registers and kernel stack.
+//!
+//! C header: [`arch/x86/include/asm/ptrace.h`](srctree/arch/x86/include/asm/ptrace.h)
+
+use super::PtRegs;
+
+impl PtRegs {
+    /// The offset of the register that carries a function's first
+    /// argument (`%di`), for [`PtRegs::register`].
+    pub const FIRST_ARGUMENT: u32 = core::mem::offset_of!(crate::bindings::pt_regs, di) as u32;
+
+    /// The instruction pointer.
+    #[inline]
+    pub fn ip(&self) -> usize {
+        // SAFETY: by the type invariant the registers are valid for reads.
+        unsafe { (*self.as_raw()).ip }
+    }
+
+    /// The stack pointer (`kernel_stack_pointer()`).
+    #[inline]
+    pub fn sp(&self) -> usize {
+        // SAFETY: by the type invariant the registers are valid for reads.
+        unsafe { (*self.as_raw()).sp }
+    }
+
+    /// Word `n` of the kernel stack (`regs_get_kernel_stack_nth()`): 0 if
+    /// it is not on the stack the registers point into.
+    #[inline]
+    pub fn stack_nth(&self, n: u32) -> usize {
+        let sp = self.sp();
+        let addr = sp.wrapping_add(n as usize * 8);
+        let mask = !(crate::bindings::THREAD_SIZE - 1);
+        if addr & mask != sp & mask {
+            return 0;
+        }
+        let mut w = [0u8; 8];
+        match crate::nofault::read_kernel(addr, &mut w) {
+            Ok(()) => usize::from_ne_bytes(w),
+            Err(_) => 0,
+        }
+    }
+
+    /// The return value (`regs_return_value()`).
+    #[inline]
+    pub fn return_value(&self) -> usize {
+        // SAFETY: by the type invariant the registers are valid for reads.
+        unsafe { (*self.as_raw()).ax }
+    }
+}
