@@ -8,6 +8,16 @@
 # "=== RUST" (ended by "=== DONE") and "=== TRACE" (to the end).
 #   differential.sh SPECS TRACE_SPECS
 specs=${1:?specs file} trace_specs=${2:?trace specs file}
+# On arm64 the specs name arm64's argument and return registers where they
+# name x86-64's (%di %si %dx %cx %r8 %r9 -> %x0..%x5, %ax -> %x0); the
+# other x86 names stay, and both implementations must refuse them alike.
+if [ "$(uname -m)" = aarch64 ]; then
+	for f in "$specs" "$trace_specs"; do
+		sed -e 's/%di\b/%x0/g; s/%si\b/%x1/g; s/%dx\b/%x2/g; s/%cx\b/%x3/g' \
+			-e 's/%r8\b/%x4/g; s/%r9\b/%x5/g; s/%ax\b/%x0/g' "$f" > "/tmp/$(basename "$f")"
+	done
+	specs=/tmp/$(basename "$specs") trace_specs=/tmp/$(basename "$trace_specs")
+fi
 modprobe rust_kprobe_events || exit 1
 sh /rkpe/guest/oracle.sh "$specs" kprobe_events > /tmp/c.txt
 sh /rkpe/guest/oracle.sh "$specs" rkprobe_events > /tmp/r.txt

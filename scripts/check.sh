@@ -160,6 +160,9 @@ lane_b() {
 	if [ "$arm64" != 0 ] && [ -e "$(kernel_image arm64-ref)" ]; then
 		step "vm arm64-ref: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" arm64-ref
 		step "vm arm64-ref: own .tc tests marked c-too, on the C implementation" bash "$ROOT/scripts/owntests.sh" arm64-ref
+		step "vm arm64-ref: differential, C vs module on the same specs" bash "$ROOT/scripts/differential.sh" arm64-ref
+		[ -e "$(kernel_image arm64-test)" ] &&
+			step "vm arm64-test+ref: 20,000 hostile lines, C as the oracle" bash "$ROOT/scripts/hostile.sh" arm64
 	fi
 	if [ -e "$ROOT/build/ref/bzImage" ]; then
 		step "vm ref: hit cost module/C under -icount, at most 2% above tests/bench/ratios.txt" \

@@ -12,23 +12,26 @@ set -euo pipefail
 export LC_ALL=C
 res=$ROOT/build/results
 mkdir -p "$res"
-log=$res/differential-ref.log
-stage "differential: C kprobe_events vs rkprobe_events (ref)"
-bash "$ROOT/scripts/vm.sh" --timeout 900 --log "$log" ref -- \
+variant=${1:-ref} # or arm64-ref
+[ "$(variant_kind "$variant")" = ref ] || die "differential.sh: C and the module side by side need a ref variant"
+out=differential; [ "$variant" = ref ] || out=differential-${variant%-ref}
+log=$res/$out-ref.log
+stage "differential: C kprobe_events vs rkprobe_events ($variant)"
+bash "$ROOT/scripts/vm.sh" --timeout 1200 --log "$log" "$variant" -- \
 	'sh /rkpe/guest/differential.sh /rkpe/tests/vectors/specs.txt /rkpe/tests/vectors/trace-specs.txt' >/dev/null
 done_stage
-console_section "$log" '^=== C$' '^=== RUST$' | drop_kmsg > "$res/differential-c.txt"
-console_section "$log" '^=== RUST$' '^=== DONE$' | drop_kmsg | sed 's/rkprobes/kprobes/g' > "$res/differential-rust.txt"
-n=$(grep -c '^=== ' "$res/differential-c.txt" || true)
+console_section "$log" '^=== C$' '^=== RUST$' | drop_kmsg > "$res/$out-c.txt"
+console_section "$log" '^=== RUST$' '^=== DONE$' | drop_kmsg | sed 's/rkprobes/kprobes/g' > "$res/$out-rust.txt"
+n=$(grep -c '^=== ' "$res/$out-c.txt" || true)
 [ "$n" -gt 100 ] || die "differential: only $n answers from C; see $log"
 rc=0
-if diff -u "$res/differential-c.txt" "$res/differential-rust.txt" > "$res/differential.diff"; then
+if diff -u "$res/$out-c.txt" "$res/$out-rust.txt" > "$res/$out.diff"; then
 	echo "differential: $n specs, C and the module answer identically"
 else
-	head -80 "$res/differential.diff"
-	echo "differential: the module differs from C (full diff: $res/differential.diff)"
+	head -80 "$res/$out.diff"
+	echo "differential: the module differs from C (full diff: $res/$out.diff)"
 	rc=1
 fi
-console_section "$log" '^=== TRACE$' > "$res/differential-trace.txt"
-python3 "$ROOT/scripts/tracediff.py" "$ROOT/tests/vectors/trace-specs.txt" "$res/differential-trace.txt" || rc=1
+console_section "$log" '^=== TRACE$' > "$res/$out-trace.txt"
+python3 "$ROOT/scripts/tracediff.py" "$ROOT/tests/vectors/trace-specs.txt" "$res/$out-trace.txt" || rc=1
 exit $rc

@@ -27,19 +27,23 @@ count=${HOSTILE_COUNT:-20000}
 limit=${HOSTILE_LIMIT:-}
 watchdog=${HOSTILE_WATCHDOG:-600}
 
+# x86 (test, ref) by default; `hostile.sh arm64`: arm64-test, arm64-ref.
+arch=${1:-x86}
+case "$arch" in x86) pre= ;; arm64) pre=arm64- ;; *) die "hostile.sh: no architecture $arch" ;; esac
+
 # The lines and the program reach the guest through build/bin (/rkpe/bin/).
-HOSTILE_COUNT=$count bash "$ROOT/scripts/guest-bins.sh" hostile
+HOSTILE_COUNT=$count bash "$ROOT/scripts/guest-bins.sh" --arch "$arch" hostile
 
 fail=0
-for variant in test ref; do
+for variant in "${pre}test" "${pre}ref"; do
 	log=$res/hostile-$variant.log
 	load=
-	[ "$variant" = test ] && load='modprobe rust_kprobe_events || exit 1;'
+	module_variant "$variant" && load='modprobe rust_kprobe_events || exit 1;'
 	stage "hostile input on $variant"
 	set +e
 	# A write that never returns would hold the VM until vm.sh's timeout:
 	# after $watchdog s the guest shows where the program is stuck instead.
-	c_only=(); [ "$variant" = ref ] && c_only=(--c-only) # C alone: replayed when unchanged (vm.sh)
+	c_only=(); [ "$(variant_kind "$variant")" = ref ] && c_only=(--c-only) # C alone: replayed when unchanged (vm.sh)
 	c_runs_judged "$log"
 	flock /tmp/rkpe-vm.lock bash "$ROOT/scripts/vm.sh" "${c_only[@]}" --timeout 1200 --log "$log" "$variant" -- \
 		"$load sh /rkpe/guest/hostile.sh $watchdog $limit" >/dev/null
@@ -68,10 +72,10 @@ for variant in test ref; do
 done
 
 python3 "$ROOT/tests/hostile/compare.py" --known "$ROOT/tests/hostile/known-differences.txt" --min-lines "$([ -n "$limit" ] && echo 0 || echo 10000)" \
-	--logs "$res/hostile-ref.log" "$res/hostile-test.log" \
-	"$hb/lines" "$res/hostile-ref.txt" "$res/hostile-test.txt" > "$res/hostile-summary.txt" || fail=1
+	--logs "$res/hostile-${pre}ref.log" "$res/hostile-${pre}test.log" \
+	"$hb/lines" "$res/hostile-${pre}ref.txt" "$res/hostile-${pre}test.txt" > "$res/hostile-${pre}summary.txt" || fail=1
 # The summary; of the table of special cases only the ones that differ.
-sed '/^hostile: special cases/,/^hostile: [0-9]* special answers/{/^hostile: \|DIFFERENT/!d}' "$res/hostile-summary.txt"
-echo "hostile: special cases and full summary in $res/hostile-summary.txt"
+sed '/^hostile: special cases/,/^hostile: [0-9]* special answers/{/^hostile: \|DIFFERENT/!d}' "$res/hostile-${pre}summary.txt"
+echo "hostile: special cases and full summary in $res/hostile-${pre}summary.txt"
 echo "hostile: $(( $(date +%s) - t0 ))s in all"
 exit $fail

@@ -47,7 +47,15 @@
 #define KPE TRACEFS "kprobe_events"
 #define ELOG TRACEFS "error_log"
 #define SENT_FORMAT TRACEFS "events/hostile/keep/format"
-#define SENTINEL "p:hostile/keep vfs_read a=%di"
+/* The first argument register, as the probes below name it. */
+#if defined(__aarch64__)
+#define ARG1 "%x0"
+#define ARG1_FMT "%%x0"
+#else
+#define ARG1 "%di"
+#define ARG1_FMT "%%di"
+#endif
+#define SENTINEL "p:hostile/keep vfs_read a=" ARG1
 
 static const char *const files[2] = { KPE, DYN };
 static const char file_tag[2] = { 'k', 'd' };
@@ -545,11 +553,11 @@ static void specials(void)
 	run_lit("newline", "\n");
 	run_lit("spaces", " \t \n");
 	run_lit("comment", "# p:hostile/c vfs_read\n");
-	run_lit("nonl", "p:hostile/nonl vfs_read a=%di");
+	run_lit("nonl", "p:hostile/nonl vfs_read a=" ARG1);
 	run_lit("nonl-2lines", "p:hostile/nl1 vfs_read\np:hostile/nl2 vfs_write");
 	run_lit("nonl-bad", "p:hostile/nonl vfs_reed");
 	run_lit("nonl-remove", "-:hostile/keep");
-	run_lit("nul-mid", "p:hostile/nul vfs_read\0 a=%di\n");
+	run_lit("nul-mid", "p:hostile/nul vfs_read\0 a=" ARG1 "\n");
 	run_lit("nul-start", "\0p:hostile/nul vfs_read\n");
 	run_lit("nul-end", "p:hostile/nul vfs_read\0\n");
 	run_lit("nul-only", "\0");
@@ -563,7 +571,7 @@ static void specials(void)
 	len[1] = strlen(chunk[1]);
 	run_both("split-symbol", chunk, len, 2);
 	chunk[0] = "p:hostile/split vfs_read";
-	chunk[1] = " a=%di\n";
+	chunk[1] = " a=" ARG1 "\n";
 	len[0] = strlen(chunk[0]);
 	len[1] = strlen(chunk[1]);
 	run_both("split-arg", chunk, len, 2);
@@ -583,24 +591,24 @@ static void specials(void)
 	for (i = 0; i < sizeof(around) / sizeof(around[0]); i++) {
 		size_t n = around[i];
 
-		snprintf(name, sizeof(name), "p:hostile/len%zu vfs_read a=%%di", n);
+		snprintf(name, sizeof(name), "p:hostile/len%zu vfs_read a=" ARG1_FMT, n);
 		padded(&a, name, n, '#');
 		put(&a, "\n", 1);
 		snprintf(name, sizeof(name), "len%zu-comment", n);
 		run_one(name, a.p, a.len);
-		snprintf(name, sizeof(name), "p:hostile/len%zu vfs_read a=%%di", n);
+		snprintf(name, sizeof(name), "p:hostile/len%zu vfs_read a=" ARG1_FMT, n);
 		padded(&a, name, n, ' ');
 		put(&a, "\n", 1);
 		snprintf(name, sizeof(name), "len%zu-spaces", n);
 		run_one(name, a.p, a.len);
-		snprintf(name, sizeof(name), "p:hostile/len%zu vfs_read a=%%di", n);
+		snprintf(name, sizeof(name), "p:hostile/len%zu vfs_read a=" ARG1_FMT, n);
 		padded(&a, name, n, '#');
 		snprintf(name, sizeof(name), "len%zu-nonl", n);
 		run_one(name, a.p, a.len);
 		/* After a short line, so that it starts inside the first chunk. */
 		b.len = 0;
 		puts_buf(&b, "p:hostile/short vfs_write\n");
-		snprintf(name, sizeof(name), "p:hostile/len%zu vfs_read a=%%di", n);
+		snprintf(name, sizeof(name), "p:hostile/len%zu vfs_read a=" ARG1_FMT, n);
 		padded(&a, name, n, '#');
 		put(&b, a.p, a.len);
 		put(&b, "\n", 1);
@@ -612,7 +620,7 @@ static void specials(void)
 	big.len = 0;
 	puts_buf(&big, "p:hostile/big vfs_read");
 	while (big.len < (1 << 20) - 8)
-		puts_buf(&big, " a=%di");
+		puts_buf(&big, " a=" ARG1);
 	big.len = (1 << 20) - 1;
 	put(&big, "\n", 1);
 	run_one("1mb-line", big.p, big.len);
@@ -628,7 +636,7 @@ static void specials(void)
 
 		switch (j % 8) {
 		case 0:
-			snprintf(name, sizeof(name), "p:hostile1m/e%d vfs_read a=%%di\n", j);
+			snprintf(name, sizeof(name), "p:hostile1m/e%d vfs_read a=" ARG1_FMT "\n", j);
 			break;
 		case 4:
 			snprintf(name, sizeof(name), "r:hostile1m/e%d vfs_write $retval\n", j);
