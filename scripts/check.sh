@@ -61,6 +61,7 @@ arm64=${RKPE_ARM64:-1}
 if [ "$arm64" != 0 ]; then
 	step "build: arm64 test kernel" bash "$ROOT/scripts/kernel.sh" arm64-test
 	step "build: arm64 ref kernel" bash "$ROOT/scripts/kernel.sh" arm64-ref
+	step "build: kernel crate and module clippy-clean on arm64" bash "$ROOT/scripts/clippy.sh" arm64-test
 fi
 
 # The VM stages run in two lanes at once: a guest mostly keeps one of its two

@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Rebuild the kernel crate (with our rust/ additions) and the module with the
-# kernel's lint set plus clippy (`CLIPPY=1`) on the test tree, and fail on any
-# warning. Run after scripts/kernel.sh test.
+# kernel's lint set plus clippy (`CLIPPY=1`) on the test tree (or the given
+# variant: arm64-test), and fail on any warning. Run after scripts/kernel.sh.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tree=$(readlink -f "$ROOT/build/tree")
-out=$CACHE/out-test
+variant=${1:-test} # or arm64-test
+out=$CACHE/out-$variant
+arch=$(variant_arch "$variant")
 lock_build_cache
 # Make rebuilds the kernel crate and the module when their objects are gone:
 # removed here, in out-test only (touching the shared tree's sources would
 # make every variant rebuild them, and relink, on its next build).
 rm -f "$out/rust/kernel.o" "$out/kernel/trace/rust_kprobe_events/rust_kprobe_events.o"
 log=$(mktemp)
-make -s -C "$tree" O="$out" LLVM=1 CLIPPY=1 -j"$(nproc)" rust/ kernel/trace/rust_kprobe_events/ >"$log" 2>&1 || { cat "$log"; exit 1; }
+make -s -C "$tree" O="$out" ARCH="$arch" LLVM=1 CLIPPY=1 -j"$(nproc)" rust/ kernel/trace/rust_kprobe_events/ >"$log" 2>&1 || { cat "$log"; exit 1; }
 if grep -E '^(warning|error)' "$log"; then
 	cat "$log"
 	echo "clippy: warnings in the kernel crate or the module"
@@ -21,5 +23,5 @@ if grep -E '^(warning|error)' "$log"; then
 fi
 # Leave the objects as a plain build makes them.
 rm -f "$out/rust/kernel.o" "$out/kernel/trace/rust_kprobe_events/rust_kprobe_events.o"
-make -s -C "$tree" O="$out" LLVM=1 -j"$(nproc)" rust/ kernel/trace/rust_kprobe_events/ >/dev/null 2>&1
-echo "clippy: kernel crate and module build without warnings"
+make -s -C "$tree" O="$out" ARCH="$arch" LLVM=1 -j"$(nproc)" rust/ kernel/trace/rust_kprobe_events/ >/dev/null 2>&1
+echo "clippy: kernel crate and module build without warnings ($variant)"
