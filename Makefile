@@ -10,6 +10,7 @@
 #   make fuzz     run the fuzz target for FUZZ_SECONDS (default 300); new finds go to fuzz/corpus
 #   make bench    host benchmark of the probe language (see BENCHMARKS.md)
 #   make bench-vm C and the module side by side in the ref VM under -icount
+#   make bench-vm-arm64  the same on the arm64 ref kernel
 #   make bench-memory  memory per probe and bulk create/remove, C and module
 #   make profile  where a hit's instructions go: make profile SPEC='p a=%di' [IMPL=--c]
 #   make vectors  re-record tests/vectors/c-ref.txt from the C implementation (ref kernel)
@@ -23,7 +24,7 @@ VARIANT ?= test
 
 FUZZ_SECONDS ?= 300
 
-.PHONY: run shell check kernel deps host-test fuzz bench bench-vm bench-memory profile vectors series apply checkpatch series-build clean
+.PHONY: run shell check kernel deps host-test fuzz bench bench-vm bench-vm-arm64 bench-memory profile vectors series apply checkpatch series-build clean
 
 run:
 	@bash scripts/run.sh
@@ -53,6 +54,9 @@ bench:
 
 bench-vm:
 	@bash scripts/bench-vm.sh
+
+bench-vm-arm64:
+	@bash scripts/bench-vm.sh --arch arm64
 
 bench-memory:
 	@bash scripts/bench-memory.sh
