@@ -111,7 +111,8 @@ const _: () = {
             names[2] = b'0' + (n % 10) as u8;
             &names
         };
-        assert!(matches!(arch::NATIVE.register_offset(name), Some(o) if o as usize == at(offset_of!(U, regs) + 8 * n)));
+        let offset = at(offset_of!(U, regs) + 8 * n);
+        assert!(matches!(arch::NATIVE.register_offset(name), Some(o) if o as usize == offset));
         n += 1;
     }
     assert!(native_at("lr", at(offset_of!(U, regs) + 8 * 30)));

@@ -11,7 +11,8 @@ impl PtRegs {
     /// The offset of the register that carries a function's first
     /// argument (`x0`), for [`PtRegs::register`].
     pub const FIRST_ARGUMENT: u32 = (core::mem::offset_of!(bindings::pt_regs, __bindgen_anon_1)
-        + core::mem::offset_of!(bindings::user_pt_regs, regs)) as u32;
+        + core::mem::offset_of!(bindings::user_pt_regs, regs))
+        as u32;
 
     /// The general registers, `sp`, `pc` and `pstate` (`user_regs`, the
     /// first member of `struct pt_regs`).

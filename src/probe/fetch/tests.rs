@@ -9,9 +9,9 @@ use std::vec;
 use std::vec::Vec;
 
 use super::super::arg::{Arg, Parsed, Split};
+use super::super::command::Env;
 use super::super::format::head_size;
 use super::super::insn::{Class, Insn, Op};
-use super::super::command::Env;
 use super::super::output::{print_event, Head};
 use super::{store, store_with};
 use crate::fake::{parse, FakeMachine};
