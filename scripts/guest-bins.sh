@@ -25,7 +25,13 @@ static() { # NAME SOURCE [CC FLAGS...]
 	[ "$out" -nt "$src" ] || "${cc[@]}" -O2 -static "$@" -o "$out" "$src"
 }
 names=("$@")
-[ $# -gt 0 ] || names=(perf_bpf getppid_loop rkpe-trigger hostile)
+# (rkpe-trigger is the client tools', which run on x86 only.)
+if [ $# = 0 ]; then
+	case "$arch" in
+	arm64) names=(perf_bpf getppid_loop hostile) ;;
+	*) names=(perf_bpf getppid_loop rkpe-trigger hostile) ;;
+	esac
+fi
 for n in "${names[@]}"; do
 	case "$n" in
 	perf_bpf) static perf_bpf "$ROOT/tests/bench/perf_bpf.c" ;;
