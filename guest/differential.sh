@@ -9,12 +9,13 @@
 #   differential.sh SPECS TRACE_SPECS
 specs=${1:?specs file} trace_specs=${2:?trace specs file}
 # On arm64 the specs name arm64's argument and return registers where they
-# name x86-64's (%di %si %dx %cx %r8 %r9 -> %x0..%x5, %ax -> %x0); the
-# other x86 names stay, and both implementations must refuse them alike.
+# name x86-64's (%di %si %dx %cx %r8 %r9 -> %x0..%x5, %ax -> %x0), and its
+# instruction pointer (%ip -> %pc); the other x86 names stay, and both
+# implementations must refuse them alike.
 if [ "$(uname -m)" = aarch64 ]; then
 	for f in "$specs" "$trace_specs"; do
 		sed -e 's/%di\b/%x0/g; s/%si\b/%x1/g; s/%dx\b/%x2/g; s/%cx\b/%x3/g' \
-			-e 's/%r8\b/%x4/g; s/%r9\b/%x5/g; s/%ax\b/%x0/g' "$f" > "/tmp/$(basename "$f")"
+			-e 's/%r8\b/%x4/g; s/%r9\b/%x5/g; s/%ax\b/%x0/g; s/%ip\b/%pc/g' "$f" > "/tmp/$(basename "$f")"
 	done
 	specs=/tmp/$(basename "$specs") trace_specs=/tmp/$(basename "$trace_specs")
 fi
