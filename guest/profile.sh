@@ -5,10 +5,12 @@
 # loaded. Prints "MODTEXT <the module's .text address>", then
 # "PROFILE-START", waits 2 s, runs what is profiled, prints "PROFILE-END"
 # and waits 2 s (the host turns QEMU's exec log on and off at those lines).
-#   profile.sh hit EVENTS GROUP KIND ARGS CALLS
-#       a KIND probe "bench" with ARGS on __x64_sys_getppid in EVENTS
+#   profile.sh hit EVENTS GROUP KIND ARGS CALLS [soft|off]
+#       a KIND probe "bench" with ARGS on __x64_sys_getppid (arm64:
+#       __arm64_sys_getppid) in EVENTS
 #       (kprobe_events or rkprobe_events; its events in GROUP), enabled;
-#       profiled: getppid_loop CALLS
+#       profiled: getppid_loop CALLS (soft: the event soft-disabled by a
+#       trigger; off: with tracing_on 0)
 #   profile.sh create EVENTS KIND ARGS N
 #       profiled: one write of N KIND probes with ARGS on vfs_read to
 #       EVENTS; then prints how many EVENTS lists
@@ -18,8 +20,17 @@ cd /sys/kernel/tracing || exit 1
 case "$mode" in
 hit)
 	events=$2 group=$3 kind=$4 args=$5 calls=$6
-	echo "$kind:bench __x64_sys_getppid $args" >> "$events" || exit 1
-	echo 1 > "events/$group/bench/enable"
+	sys=__x64_sys_getppid
+	[ "$(uname -m)" = aarch64 ] && sys=__arm64_sys_getppid
+	echo "$kind:bench $sys $args" >> "$events" || exit 1
+	case "${7:-}" in
+	# Soft-disabled by an enable_event trigger that does not fire: the
+	# floor of guest/bench.sh.
+	soft) echo "enable_event:$group:bench" > events/module/module_free/trigger ;;
+	# Enabled, with tracing_on 0.
+	off) echo 1 > "events/$group/bench/enable"; echo 0 > tracing_on ;;
+	*) echo 1 > "events/$group/bench/enable" ;;
+	esac
 	;;
 create)
 	events=$2 kind=$3 args=$4 n=$5

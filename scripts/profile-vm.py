@@ -3,8 +3,8 @@
 """Where a probe hit spends its instructions, in the ref VM under QEMU TCG.
 
 Boots the ref kernel with a QEMU monitor socket, runs guest/profile.sh
-(a probe SPEC on __x64_sys_getppid in rkprobe_events, or kprobe_events with
---c, and a getppid loop), and while the loop runs turns on QEMU's
+(a probe SPEC on __x64_sys_getppid, __arm64_sys_getppid with --arch arm64,
+in rkprobe_events, or kprobe_events with --c, and a getppid loop), and while the loop runs turns on QEMU's
 `exec,nochain` log: one line per translated block executed. Blocks are
 attributed to functions (System.map for the kernel, the module's symbols
 at the address the guest prints) and counted; with `in_asm` the size of
@@ -13,7 +13,7 @@ call. The loop itself is attributed too (it is the "no probe" baseline).
 With --create N, what is profiled is instead one write that defines N
 probes SPEC on vfs_read, and the report is per probe.
 
-  scripts/profile-vm.py [--c] [--calls N | --create N] 'p a=%di'
+  scripts/profile-vm.py [--arch arm64] [--c] [--calls N | --create N] 'p a=%di'
 """
 import argparse
 import base64
@@ -39,10 +39,14 @@ ap.add_argument('--detail', help='also list the blocks of functions whose name h
 ap.add_argument('--create', type=int, metavar='N',
                 help='profile defining N probes SPEC on vfs_read in one write instead of hits '
                      '(instructions per probe)')
+ap.add_argument('--arch', choices=('x86', 'arm64'), default='x86')
+ap.add_argument('--mode', choices=('soft', 'off'),
+                help='the event soft-disabled by a trigger, or tracing_on 0 (guest/bench.sh\'s rows)')
 a = ap.parse_args()
 
-b = os.path.join(ROOT, 'build', 'ref')
-img = subprocess.check_output(['bash', os.path.join(ROOT, 'scripts/initramfs.sh'), 'ref'], text=True).split()[-1]
+variant = 'arm64-ref' if a.arch == 'arm64' else 'ref'
+b = os.path.join(ROOT, 'build', variant)
+img = subprocess.check_output(['bash', os.path.join(ROOT, 'scripts/initramfs.sh'), variant], text=True).split()[-1]
 tmp = tempfile.mkdtemp(prefix='rkpe-prof.')
 mon = os.path.join(tmp, 'mon.sock')
 qlog = os.path.join(tmp, 'qemu.log')
@@ -52,12 +56,14 @@ kind, rest = (a.spec[0], a.spec[1:].strip()) if a.spec[:1] in ('p', 'r') and a.s
 if a.create:
     args = ['create', files[0], kind, rest, str(a.create)]
 else:
-    args = ['hit', files[0], files[1], kind, rest, str(a.calls)]
+    args = ['hit', files[0], files[1], kind, rest, str(a.calls)] + ([a.mode] if a.mode else [])
 cmd = ' '.join(['sh', '/rkpe/guest/profile.sh'] + [shlex.quote(x) for x in args])
-append = ('console=ttyS0 panic=-1 printk.time=1 quiet loglevel=5 rkpe.cmd=' +
+machine = (['qemu-system-aarch64', '-machine', 'virt'], 'ttyAMA0', 'Image') if a.arch == 'arm64' else \
+    (['qemu-system-x86_64', '-machine', 'q35'], 'ttyS0', 'bzImage')
+append = (f'console={machine[1]} panic=-1 printk.time=1 quiet loglevel=5 rkpe.cmd=' +
           base64.b64encode(cmd.encode()).decode())
-qemu = ['qemu-system-x86_64', '-machine', 'q35', '-cpu', 'max', '-smp', '2', '-m', '1G',
-        '-nographic', '-no-reboot', '-kernel', os.path.join(b, 'bzImage'), '-initrd', img,
+qemu = machine[0] + ['-cpu', 'max', '-smp', '2', '-m', '1G',
+        '-nographic', '-no-reboot', '-kernel', os.path.join(b, machine[2]), '-initrd', img,
         '-icount', 'shift=0,sleep=off', '-append', append, '-serial', 'stdio',
         '-monitor', f'unix:{mon},server,nowait', '-display', 'none', '-D', qlog]
 p = subprocess.Popen(qemu, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, errors='replace')

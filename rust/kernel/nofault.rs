@@ -135,23 +135,26 @@ fn nofault_result(ret: i32) -> Result {
 /// string longer than `dst` is cut and NUL-terminated, as in C).
 ///
 /// C copies a byte at a time (mm/maccess.c:80-103), seven instructions a
-/// byte. On x86-64 this copies 16 bytes, then up to 128 at a time, with
-/// `copy_from_kernel_nofault()` (words) and looks for the NUL a word at a
-/// time. A copy never crosses a page boundary, so it reads no page that
-/// C's loop would not read: past the NUL it reads at most to the end of
-/// the NUL's page, where on x86 every byte is as readable as the NUL
-/// (kernel mappings are made of pages, and a fault is a page's; the reads
-/// are asm, not instrumented, so KASAN does not see the bytes past an
-/// object's end). Elsewhere (memory tagging faults within a page) it is
-/// C's function. The bytes of `dst` after the NUL are left as they were
-/// read.
+/// byte. On x86-64, and on arm64 without memory tagging, this copies 16
+/// bytes, then up to 128 at a time, with `copy_from_kernel_nofault()`
+/// (words) and looks for the NUL a word at a time. A copy never crosses a
+/// page boundary, so it reads no page that C's loop would not read: past
+/// the NUL it reads at most to the end of the NUL's page, where every byte
+/// is as readable as the NUL (kernel mappings are made of pages, and a
+/// fault is a page's; the reads are asm, not instrumented, so generic KASAN
+/// does not see the bytes past an object's end). With arm64's tag-based
+/// KASAN a fault can be finer than a page, and this is C's function. The
+/// bytes of `dst` after the NUL are left as they were read.
 ///
 /// # Errors
 ///
 /// `EFAULT` (C: `-EFAULT`, or `-ERANGE` for an address that is not kernel
 /// memory). `dst` then holds an empty string (C's holds the bytes copied
 /// before the fault, cut there): callers must not use it.
-#[cfg(CONFIG_X86_64)]
+#[cfg(any(
+    CONFIG_X86_64,
+    all(CONFIG_ARM64, not(CONFIG_KASAN_SW_TAGS), not(CONFIG_KASAN_HW_TAGS))
+))]
 #[inline(never)]
 pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
     use crate::page::PAGE_SIZE;
@@ -183,12 +186,15 @@ pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
 }
 
 /// `strncpy_from_kernel_nofault()` itself, where a fault may be finer than
-/// a page (see the x86-64 version).
+/// a page (see the other version).
 ///
 /// # Errors
 ///
 /// `EFAULT`.
-#[cfg(not(CONFIG_X86_64))]
+#[cfg(not(any(
+    CONFIG_X86_64,
+    all(CONFIG_ARM64, not(CONFIG_KASAN_SW_TAGS), not(CONFIG_KASAN_HW_TAGS))
+)))]
 #[inline(never)]
 pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
     // SAFETY: `dst` is valid for writes of its length.
@@ -234,6 +240,19 @@ fn nul_in(b: &[u8]) -> Option<usize> {
         .iter()
         .position(|&c| c == 0)
         .map(|z| i + z)
+}
+
+/// Where the first NUL of `b` is: the kernel's `strnlen()`, which arm64
+/// implements a word at a time in assembly (arch/arm64/lib/strnlen.S).
+/// (Rust code for arm64 is built for strict alignment, so the word loop
+/// above would load a byte at a time here.)
+#[cfg(all(CONFIG_ARM64, not(CONFIG_KASAN_SW_TAGS), not(CONFIG_KASAN_HW_TAGS)))]
+#[inline(always)]
+fn nul_in(b: &[u8]) -> Option<usize> {
+    // SAFETY: `b` is valid for reads of its length; `strnlen()` reads no
+    // byte past it.
+    let n = unsafe { bindings::strnlen(b.as_ptr().cast(), b.len()) };
+    (n < b.len()).then_some(n)
 }
 
 /// `strncpy_from_user_nofault()`: bytes stored including the NUL, 0 for an

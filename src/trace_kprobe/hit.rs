@@ -218,7 +218,13 @@ fn write_perf(
 
 /// Fills a reserved record: the head words, then `fill` for the `len`
 /// bytes after the head.
-#[inline(always)]
+///
+/// Out of line on arm64: Rust code for arm64 is built for strict alignment,
+/// so the head words are stored a byte at a time, and inlined, the bytes
+/// were computed before the loop over the instances, on every hit, also
+/// when nothing is written (a soft-disabled event, `tracing_on` 0).
+#[cfg_attr(target_arch = "aarch64", inline(never))]
+#[cfg_attr(not(target_arch = "aarch64"), inline(always))]
 fn put<F: FnMut(&mut [u8]) + ?Sized>(
     b: &mut [u8],
     hs: usize,
