@@ -164,6 +164,8 @@ lane_b() {
 		step "vm arm64-ref: differential, C vs module on the same specs" bash "$ROOT/scripts/differential.sh" arm64-ref
 		[ -e "$(kernel_image arm64-test)" ] &&
 			step "vm arm64-test+ref: 20,000 hostile lines, C as the oracle" bash "$ROOT/scripts/hostile.sh" arm64
+		step "vm arm64-ref: hit cost module/C under -icount, at most 2% above tests/bench/ratios-arm64.txt" \
+			bash "$ROOT/scripts/bench-vm.sh" --check --arch arm64
 	fi
 	if [ -e "$ROOT/build/ref/bzImage" ]; then
 		step "vm ref: hit cost module/C under -icount, at most 2% above tests/bench/ratios.txt" \
