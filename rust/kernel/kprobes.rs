@@ -204,8 +204,8 @@ fn take_registered(unregistered: &AtomicBool) -> bool {
 ///
 /// impl Handler for Count {
 ///     fn pre_handler(&self, regs: &PtRegs) {
-///         // The first argument.
-///         if regs.register(PtRegs::FIRST_ARGUMENT) as usize == self.target.load(Ordering::Relaxed) {
+///         let first_argument = regs.register(PtRegs::FIRST_ARGUMENT) as usize;
+///         if first_argument == self.target.load(Ordering::Relaxed) {
 ///             self.hits.fetch_add(1, Ordering::Relaxed);
 ///         }
 ///     }
