@@ -33,7 +33,7 @@ const fn native_at(name: &str, offset: usize) -> bool {
     matches!(arch::NATIVE.register_offset(name.as_bytes()), Some(o) if o as usize == offset)
 }
 
-// Every `%REG` of the language's x86-64 table names this kernel's
+// x86-64: every `%REG` of the language's table names this kernel's
 // `struct pt_regs` field at its offset (21 names, all checked), and the
 // argument registers, stack pointer, return value and user-address bounds
 // are the kernel's (`nofault`, `regs_get_kernel_argument()`).

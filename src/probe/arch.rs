@@ -12,9 +12,11 @@
 //! any. The kernel side checks every register offset against its
 //! `struct pt_regs` at build time (`src/kernel_env.rs`).
 //!
-//! Adding an architecture is a module here with its [`Arch`], chosen in
-//! [`NATIVE`] by `target_arch` (and, in the kernel crate, its `PtRegs`
-//! accessors and `nofault` bounds, which the build-time checks compare).
+//! There are two: x86-64 ([`X86_64`]) and arm64 ([`ARM64`]). Adding an
+//! architecture is a module here with its [`Arch`], chosen in [`NATIVE`] by
+//! `target_arch` (and, in the kernel crate, its `PtRegs` module under
+//! `rust/kernel/ptrace/` and its `nofault` bounds, which the build-time
+//! checks of `src/kernel_env.rs` compare).
 //! What is not here depends on the kernel's configuration, not the
 //! architecture alone, and comes from the environment: the largest
 //! `$stackN` (`Env::stack_words`, `THREAD_SIZE / sizeof(long)`).
