@@ -18,7 +18,6 @@ use kernel::{
     seq_file::SeqFile,
     str::{CStr, CString},
     trace_event::TraceSeq,
-    unaligned,
 };
 
 use crate::probe::{
@@ -366,16 +365,6 @@ impl fetch::Machine for HitMachine<'_> {
         let n = kallsyms::sprint_symbol(addr as usize, &mut buf).min(dst.len());
         dst[..n].copy_from_slice(&buf[..n]);
         n
-    }
-    // A record's fields are not aligned: one store or load each, also on
-    // arm64, where Rust's copy would be a byte at a time.
-    #[inline(always)]
-    fn put_bytes<const N: usize>(dst: &mut [u8; N], src: [u8; N]) {
-        unaligned::put(dst, src);
-    }
-    #[inline(always)]
-    fn get_bytes<const N: usize>(src: &[u8; N]) -> [u8; N] {
-        unaligned::get(src)
     }
 }
 

@@ -37,8 +37,6 @@
 //! Nothing here allocates, and every buffer access is bounds-checked: a
 //! program the compiler did not emit cannot make it panic, only stop early.
 
-use core::marker::PhantomData;
-
 use super::arch::{Arch, StackArguments};
 use super::arg::Arg;
 use super::insn::{Bytes, Class, Insn, Op, Put, Shortcut, Space, Store};
@@ -81,33 +79,18 @@ pub trait Machine {
     /// `sprint_symbol()`: writes `sym+0x../0x.. [mod]` (or the address in
     /// hex) into `dst`, returns its length (no NUL).
     fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize;
-    /// Stores `src` at `dst`, a field of 1, 2, 4 or 8 bytes at any
-    /// alignment. By default Rust's copy; the kernel's makes it one store
-    /// where Rust is built for strict alignment (arm64).
-    #[inline(always)]
-    fn put_bytes<const N: usize>(dst: &mut [u8; N], src: [u8; N]) {
-        *dst = src;
-    }
-    /// Loads such a field (as [`Machine::put_bytes`]).
-    #[inline(always)]
-    fn get_bytes<const N: usize>(src: &[u8; N]) -> [u8; N] {
-        *src
-    }
 }
 
 /// The payload being written: fixed part at the front, dynamic area after.
-/// Its fields are stored and loaded through machine `M`
-/// ([`Machine::put_bytes`]).
-struct Out<'a, M: ?Sized> {
+struct Out<'a> {
     buf: &'a mut [u8],
     /// Start of the free dynamic area.
     dyn_pos: usize,
     /// Bytes of record head before `buf[0]` (for `__data_loc` offsets).
     head: usize,
-    machine: PhantomData<fn(&M)>,
 }
 
-impl<M: Machine + ?Sized> Out<'_, M> {
+impl Out<'_> {
     fn put(&mut self, at: usize, bytes: &[u8]) {
         if let Some(d) = self.buf.get_mut(at..at + bytes.len()) {
             d.copy_from_slice(bytes);
@@ -135,7 +118,7 @@ impl<M: Machine + ?Sized> Out<'_, M> {
             .get_mut(at..)
             .and_then(|d| d.first_chunk_mut::<N>());
         if let (Some(d), Some(s)) = (d, bytes.first_chunk::<N>()) {
-            M::put_bytes::<N>(d, *s);
+            *d = *s;
         }
     }
 
@@ -146,10 +129,10 @@ impl<M: Machine + ?Sized> Out<'_, M> {
         let mut w = [0u8; 8];
         let src = self.buf.get(at..)?;
         match n {
-            1 => *w.first_chunk_mut::<1>()? = M::get_bytes(src.first_chunk::<1>()?),
-            2 => *w.first_chunk_mut::<2>()? = M::get_bytes(src.first_chunk::<2>()?),
-            4 => *w.first_chunk_mut::<4>()? = M::get_bytes(src.first_chunk::<4>()?),
-            8 => w = M::get_bytes(src.first_chunk::<8>()?),
+            1 => *w.first_chunk_mut::<1>()? = *src.first_chunk::<1>()?,
+            2 => *w.first_chunk_mut::<2>()? = *src.first_chunk::<2>()?,
+            4 => *w.first_chunk_mut::<4>()? = *src.first_chunk::<4>()?,
+            8 => w = *src.first_chunk::<8>()?,
             _ => {
                 let n = n.min(8);
                 w[..n].copy_from_slice(src.get(..n)?);
@@ -178,7 +161,7 @@ impl<M: Machine + ?Sized> Out<'_, M> {
             .get_mut(at..)
             .and_then(|d| d.first_chunk_mut::<4>())
         {
-            M::put_bytes(d, v.to_ne_bytes());
+            *d = v.to_ne_bytes();
         }
     }
 }
@@ -218,11 +201,10 @@ fn store_with<M: Machine + ?Sized, S: Store, const SHORTCUT: bool>(
     buf: &mut [u8],
 ) -> usize {
     let fixed = fixed_size.min(buf.len());
-    let mut out = Out::<M> {
+    let mut out = Out {
         buf,
         dyn_pos: fixed,
         head,
-        machine: PhantomData,
     };
     // Bytes of the fixed part known to be written: each field is cleared
     // before its program runs, or written whole (`simple`), so the payload
@@ -272,7 +254,7 @@ fn simple<M: Machine + ?Sized, S: Store>(
     edata: &[u8],
     at: usize,
     size: usize,
-    out: &mut Out<'_, M>,
+    out: &mut Out<'_>,
 ) -> bool {
     // The commonest of all first, with no lookup: a value stored as is, or
     // the memory it points to (`%di`, `$arg2`, `+8(%di)`, `@sym`).
@@ -315,7 +297,7 @@ fn run_shortcut<M: Machine + ?Sized, S: Store>(
     edata: &[u8],
     at: usize,
     size: usize,
-    out: &mut Out<'_, M>,
+    out: &mut Out<'_>,
 ) -> bool {
     let (first, st) = (usize::from(sc.load), usize::from(sc.store));
     let (c0, c) = (a.insn(first), a.insn(st));
@@ -391,9 +373,9 @@ fn load<M: Machine + ?Sized>(c: &Insn, m: &M, edata: &[u8]) -> Option<u64> {
         Op::Edata => {
             let off = c.offset as usize;
             edata
-                .get(off..)
-                .and_then(|b| b.first_chunk::<8>())
-                .map_or(0, |b| u64::from_ne_bytes(M::get_bytes(b)))
+                .get(off..off.saturating_add(8))
+                .and_then(|b| b.try_into().ok())
+                .map_or(0, u64::from_ne_bytes)
         }
         // Not a value. (A default arm, not the list of the others: with the
         // list, the compiler dispatches the values with more instructions.)
@@ -405,7 +387,7 @@ fn load<M: Machine + ?Sized>(c: &Insn, m: &M, edata: &[u8]) -> Option<u64> {
 /// `space` into the field at `dest`. A fault stores zeros.
 #[inline(always)]
 fn store_mem<M: Machine + ?Sized>(
-    out: &mut Out<'_, M>,
+    out: &mut Out<'_>,
     dest: usize,
     m: &M,
     space: Space,
@@ -479,8 +461,8 @@ fn insn<S: Store>(a: &Arg<S>, i: usize) -> &Insn {
 /// Copies a string to the free dynamic area and points the `__data_loc`
 /// at `dl` to it; `copy` gets the room left (at most [`MAX_STRING_SIZE`])
 /// and returns the bytes it stored, NUL included (0 on a fault).
-fn store_string<M: Machine + ?Sized>(
-    out: &mut Out<'_, M>,
+fn store_string(
+    out: &mut Out<'_>,
     dl: usize,
     copy: impl FnOnce(&mut [u8]) -> Result<usize, Fault>,
 ) {
@@ -498,7 +480,7 @@ fn store_string<M: Machine + ?Sized>(
 /// into the dynamic area, its `__data_loc` at `dest`; a kernel address
 /// below `TASK_SIZE` is read as user memory (`probe_mem_read()`'s routing).
 fn store_str<M: Machine + ?Sized>(
-    out: &mut Out<'_, M>,
+    out: &mut Out<'_>,
     dest: usize,
     m: &M,
     space: Space,
@@ -525,7 +507,7 @@ fn run<M: Machine + ?Sized, S: Store>(
     m: &M,
     edata: &[u8],
     at: usize,
-    out: &mut Out<'_, M>,
+    out: &mut Out<'_>,
 ) {
     let mut pc = 0;
     if insn(a, pc).op.class() == Class::Symbol {
@@ -667,7 +649,7 @@ fn array_at_once<M: Machine + ?Sized, S: Store>(
     m: &M,
     val: u64,
     dest: usize,
-    out: &mut Out<'_, M>,
+    out: &mut Out<'_>,
 ) -> bool {
     let l = insn(a, pc + 1);
     let Class::Store(Put::Mem(space)) = c.op.class() else {
@@ -684,7 +666,7 @@ fn array_at_once<M: Machine + ?Sized, S: Store>(
 }
 
 /// `fetch_apply_bitfield()`: shift left then right in the container.
-fn apply_bitfield<M: Machine + ?Sized>(out: &mut Out<'_, M>, at: usize, b: &Insn) {
+fn apply_bitfield(out: &mut Out<'_>, at: usize, b: &Insn) {
     let size = usize::from(b.size);
     let Some(w) = out.get_word(at, size) else {
         return;

@@ -50,7 +50,6 @@ use kernel::{
     ptrace::PtRegs,
     sync::Arc,
     trace_event::dyn_event::Entry,
-    unaligned,
 };
 
 use super::{event::EventShared, ProbeShared};
@@ -219,7 +218,13 @@ fn write_perf(
 
 /// Fills a reserved record: the head words, then `fill` for the `len`
 /// bytes after the head.
-#[inline(always)]
+///
+/// Out of line on arm64: Rust code for arm64 is built for strict alignment,
+/// so the head words are stored a byte at a time, and inlined, the bytes
+/// were computed before the loop over the instances, on every hit, also
+/// when nothing is written (a soft-disabled event, `tracing_on` 0).
+#[cfg_attr(target_arch = "aarch64", inline(never))]
+#[cfg_attr(not(target_arch = "aarch64"), inline(always))]
 fn put<F: FnMut(&mut [u8]) + ?Sized>(
     b: &mut [u8],
     hs: usize,
@@ -227,20 +232,20 @@ fn put<F: FnMut(&mut [u8]) + ?Sized>(
     len: usize,
     fill: &mut F,
 ) {
-    // Fixed-size stores, one instruction each (`copy_from_slice` would
-    // call out to `memcpy`; Rust's copy on arm64 is a byte at a time).
+    // Fixed-size copies: a single store each (`copy_from_slice` would call
+    // out to `memcpy`).
     if let Some(d) = b
         .get_mut(format::HEAD_IP..format::HEAD_IP + 8)
         .and_then(|d| <&mut [u8; 8]>::try_from(d).ok())
     {
-        unaligned::put(d, head[0].to_ne_bytes());
+        *d = head[0].to_ne_bytes();
     }
     if hs == format::KRETPROBE_HEAD {
         if let Some(d) = b
             .get_mut(format::HEAD_RET_IP..format::HEAD_RET_IP + 8)
             .and_then(|d| <&mut [u8; 8]>::try_from(d).ok())
         {
-            unaligned::put(d, head[1].to_ne_bytes());
+            *d = head[1].to_ne_bytes();
         }
     }
     if let Some(d) = b.get_mut(hs..hs + len) {
@@ -262,8 +267,8 @@ impl kprobes::RetHandler for Hit {
         // store_trace_entry_data(): the function arguments `$argN` needs.
         for (i, &n) in self.probe.spec.entry.args().iter().enumerate() {
             let v = fetch::kernel_argument(&HitMachine::new(regs), u32::from(n));
-            if let Some(d) = data.get_mut(8 * i..).and_then(|d| d.first_chunk_mut::<8>()) {
-                unaligned::put(d, v.to_ne_bytes());
+            if let Some(d) = data.get_mut(8 * i..8 * i + 8) {
+                d.copy_from_slice(&v.to_ne_bytes());
             }
         }
     }
