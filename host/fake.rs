@@ -83,6 +83,39 @@ impl Env for FakeEnv {
     }
 }
 
+/// [`FakeEnv`] on another architecture, or with another kernel stack
+/// size (a KASAN kernel's).
+pub struct FakeEnvOn {
+    /// The register table the parser is given.
+    pub arch: &'static Arch,
+    /// `THREAD_SIZE / sizeof(long)`.
+    pub stack_words: u64,
+}
+
+impl Env for FakeEnvOn {
+    fn validate_symbol(&self, symbol: &[u8]) -> Result<(), i32> {
+        FakeEnv.validate_symbol(symbol)
+    }
+    fn on_func_entry(&self, symbol: &[u8], offset: u64) -> Result<(), i32> {
+        FakeEnv.on_func_entry(symbol, offset)
+    }
+    fn hash_pointer(&self, addr: u64) -> u64 {
+        FakeEnv.hash_pointer(addr)
+    }
+    fn dentry_name_offset(&self) -> usize {
+        FakeEnv.dentry_name_offset()
+    }
+    fn file_dentry_offset(&self) -> usize {
+        FakeEnv.file_dentry_offset()
+    }
+    fn arch(&self) -> &'static Arch {
+        self.arch
+    }
+    fn stack_words(&self) -> u64 {
+        self.stack_words
+    }
+}
+
 impl ArgList for Vec<Arg> {
     type Store = Parsed;
 

@@ -342,34 +342,14 @@ fn many_tokens_echo() {
 /// the test kernels, 4096 on the KASAN one (`debug`), as C's limit there.
 #[test]
 fn stack_limit_is_the_kernels() {
-    /// [`crate::fake::FakeEnv`] with a KASAN kernel's stack.
-    struct Kasan;
-    impl super::Env for Kasan {
-        fn validate_symbol(&self, symbol: &[u8]) -> Result<(), i32> {
-            crate::fake::FakeEnv.validate_symbol(symbol)
-        }
-        fn on_func_entry(&self, symbol: &[u8], offset: u64) -> Result<(), i32> {
-            crate::fake::FakeEnv.on_func_entry(symbol, offset)
-        }
-        fn hash_pointer(&self, addr: u64) -> u64 {
-            crate::fake::FakeEnv.hash_pointer(addr)
-        }
-        fn dentry_name_offset(&self) -> usize {
-            crate::fake::FakeEnv.dentry_name_offset()
-        }
-        fn file_dentry_offset(&self) -> usize {
-            crate::fake::FakeEnv.file_dentry_offset()
-        }
-        fn arch(&self) -> &'static crate::probe::arch::Arch {
-            crate::fake::FakeEnv.arch()
-        }
-        fn stack_words(&self) -> u64 {
-            4096
-        }
-    }
+    // The fake kernel with a KASAN kernel's stack.
+    let env = crate::fake::FakeEnvOn {
+        arch: &crate::probe::arch::X86_64,
+        stack_words: 4096,
+    };
     let kasan = |line: &str| {
         let mut tokens = std::boxed::Box::new(super::Tokens::new());
-        super::parse(line.as_bytes(), &mut tokens, &Kasan, std::vec::Vec::new())
+        super::parse(line.as_bytes(), &mut tokens, &env, std::vec::Vec::new())
             .map(|p| p.is_some())
             .map_err(|e| e.code())
     };

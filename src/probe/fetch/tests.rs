@@ -493,39 +493,16 @@ fn arrays_read_at_once_or_element_by_element() {
     );
 }
 
-/// The parse-time environment of the fake kernel on another architecture.
-struct OnArch(&'static super::super::arch::Arch);
-
-impl Env for OnArch {
-    fn validate_symbol(&self, symbol: &[u8]) -> Result<(), i32> {
-        crate::fake::FakeEnv.validate_symbol(symbol)
-    }
-    fn on_func_entry(&self, symbol: &[u8], offset: u64) -> Result<(), i32> {
-        crate::fake::FakeEnv.on_func_entry(symbol, offset)
-    }
-    fn hash_pointer(&self, addr: u64) -> u64 {
-        crate::fake::FakeEnv.hash_pointer(addr)
-    }
-    fn dentry_name_offset(&self) -> usize {
-        crate::fake::FakeEnv.dentry_name_offset()
-    }
-    fn file_dentry_offset(&self) -> usize {
-        crate::fake::FakeEnv.file_dentry_offset()
-    }
-    fn arch(&self) -> &'static super::super::arch::Arch {
-        self.0
-    }
-    fn stack_words(&self) -> u64 {
-        crate::fake::FakeEnv.stack_words()
-    }
-}
-
 /// `spec` parsed on `m`'s architecture and hit once on `m`: the trace
 /// line, or the parser's error code.
 fn hit_on(spec: &str, m: &FakeMachine) -> Result<String, Option<super::super::error::Code>> {
     use super::super::command::{self, Tokens};
     let mut tokens = std::boxed::Box::new(Tokens::new());
-    let p = command::parse(spec.as_bytes(), &mut tokens, &OnArch(m.arch), Vec::new())
+    let env = crate::fake::FakeEnvOn {
+        arch: m.arch,
+        stack_words: crate::fake::FakeEnv.stack_words(),
+    };
+    let p = command::parse(spec.as_bytes(), &mut tokens, &env, Vec::new())
         .map_err(|e| e.code())?
         .expect("a probe");
     let mut buf = vec![0u8; 1024];
