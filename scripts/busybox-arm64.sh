@@ -16,14 +16,10 @@ exec 8>"$CACHE/busybox-arm64.lock"
 flock 8 # one fetch at a time, whichever lane or clone asks
 if [ "$(cat "$dir/.done" 2>/dev/null)" != "$key" ]; then
 	stage "fetch busybox-static for arm64"
-	rm -rf "$dir" && mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/debs"
-	echo "deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm main" > "$dir/apt/sources.list"
-	apt=(-o Dir::Etc::SourceList="$dir/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-	     -o Dir::State::Lists="$dir/apt/lists" -o Dir::Cache="$dir/apt/cache"
-	     -o APT::Architecture=arm64 -o APT::Architectures::=arm64
-	     -o APT::Sandbox::User=root)
-	apt-get "${apt[@]}" update -qq
-	(cd "$dir/debs" && apt-get "${apt[@]}" download -qq busybox-static)
+	rm -rf "$dir" && mkdir -p "$dir/debs"
+	arm64=(-o APT::Architecture=arm64 -o APT::Architectures::=arm64)
+	private_apt_init "$dir" "deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm main" "${arm64[@]}"
+	(cd "$dir/debs" && private_apt "$dir" "${arm64[@]}" download -qq busybox-static)
 	dpkg-deb -x "$dir"/debs/busybox-static_*_arm64.deb "$dir/root"
 	file -L "$dir/root/bin/busybox" 2>/dev/null | grep -q 'ARM aarch64' ||
 		[ "$(od -An -tx1 -j18 -N2 "$dir/root/bin/busybox" | tr -d ' ')" = b700 ] ||

@@ -150,6 +150,26 @@ guest_cc() {
 	esac
 }
 
+# apt-get with a private configuration under DIR/apt (its own sources,
+# lists and cache), so that packages of another suite or architecture are
+# fetched without touching the host's apt state. private_apt_init writes
+# the sources line and reads the lists; both pass OPTIONS (such as another
+# architecture) on to apt-get.
+private_apt() { # DIR [OPTIONS...] COMMAND...
+	local dir=$1
+	shift
+	apt-get -o Dir::Etc::SourceList="$dir/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State::Lists="$dir/apt/lists" -o Dir::Cache="$dir/apt/cache" \
+		-o APT::Sandbox::User=root "$@"
+}
+private_apt_init() { # DIR SOURCES_LINE [OPTIONS...]
+	local dir=$1 line=$2
+	shift 2
+	mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial"
+	echo "$line" > "$dir/apt/sources.list"
+	private_apt "$dir" "$@" update -qq
+}
+
 # Whether a variant runs the module as its kprobe_events provider (`test`, and
 # `debug`, which is `test` with the kernel's debug machinery).
 module_variant() {

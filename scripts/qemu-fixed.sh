@@ -36,16 +36,12 @@ exec 8>"$CACHE/qemu-fixed.lock"
 flock 8 # one fetch at a time, whichever lane or clone asks
 if [ "$(cat "$dir/.done" 2>/dev/null)" != "$key" ]; then
 	stage "fetch QEMU $VERSION from bookworm-backports"
-	rm -rf "$dir" && mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial" "$dir/debs"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm-backports main" > "$dir/apt/sources.list"
-	apt=(-o Dir::Etc::SourceList="$dir/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-	     -o Dir::State::Lists="$dir/apt/lists" -o Dir::Cache="$dir/apt/cache"
-	     -o APT::Sandbox::User=root)
-	apt-get "${apt[@]}" update -qq
+	rm -rf "$dir" && mkdir -p "$dir/debs"
+	private_apt_init "$dir" "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm-backports main"
 	# The version measured here; if the archive has moved on, its newer
 	# backport (checked below to be at least 9.0.2).
 	(cd "$dir/debs" && for p in "${PKGS[@]}"; do
-		apt-get "${apt[@]}" download -qq "$p" || apt-get "${apt[@]}" download -qq "${p%%=*}/bookworm-backports"
+		private_apt "$dir" download -qq "$p" || private_apt "$dir" download -qq "${p%%=*}/bookworm-backports"
 	done)
 	for d in "$dir"/debs/*.deb; do dpkg-deb -x "$d" "$dir/root"; done
 	v=$("$dir/root/usr/bin/qemu-system-x86_64" --version | sed -n 's/^QEMU emulator version \([0-9.]*\).*/\1/p') ||
