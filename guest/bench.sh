@@ -27,7 +27,8 @@ aarch64)
 		sed -e 's/+112(%di)/+0(%di)/g' -e 's/%di/%x0/g; s/%si/%x1/g; s/%dx/%x2/g; s/%cx/%x3/g' \
 			-e 's/%r8/%x4/g; s/%r9/%x5/g; s/%ax/%x6/g; s/%bx/%x7/g'
 	}
-	arch_row() { case "$1" in p+*) return 1 ;; esac; }
+	# arm64's kernels have no BTF: no BTF rows.
+	arch_row() { case "$1" in p+* | *'->'*) return 1 ;; esac; }
 	;;
 *)
 	SYS=__x64_sys_getppid
@@ -141,6 +142,12 @@ p a=%di b=%si c=%dx d=%cx e=%r8 f=%r9 g=%ax h=%bx
 $ARGS128||p 128 registers
 p u=+0(%di):u64
 p f=+0(+8(%di)):u32
+# A BTF field chain and the program a user would write by hand for it
+# (the syscall's `const struct pt_regs *regs`, `di` at +112).
+p u=regs->di
+p u=+112(%di):u64
+p f=regs->di:u32 g=regs->si:u32
+p f=+112(%di):u32 g=+104(%di):u32
 p s=@init_uts_ns:string
 p s=@linux_banner:string
 p u=+0(+112(%di)):ustring

@@ -6,6 +6,8 @@ set -euo pipefail
 
 PKGS=(linux-source-6.12 clang lld llvm libclang-dev qemu-system-x86 busybox-static
       bc bison flex libelf-dev libssl-dev cpio xz-utils make python3 kmod rsync patch
+      # BTF: pahole (1.24) turns the x86 kernels' DWARF into BTF.
+      dwarves
       # The patch series: git (format-patch, am) and perl (checkpatch.pl).
       git perl
       # The client tools scripts/tools.sh runs in the VM from the host's root

@@ -46,9 +46,18 @@ DICT = [
     b"\\1", b"\\\"foo\"", b"\\-1", b"\\+0x10", b"\\\"\"", b"u64 x", b"char[16] s",
     b"int;", b"#", b"=", b":", b"/", b"(", b")", b"+", b"-", b"\t", b"\r", b"\x0b",
     b"\x0c", b"\xa0", b"\xe9", b"\xff", b"\xc0", b"\xdf",
+    # BTF arguments: parameter names, field chains, $arg* and typed $retval.
+    b"$arg*", b"$arg2:string", b"file", b"buf", b"count", b"pos", b"object", b"args",
+    b"filename", b"dentry", b"hoge", b"file->f_path.dentry->d_name.name:string",
+    b"file->f_path", b".dentry", b"->d_name", b".name", b"->", b"->f_inode->i_ino",
+    b"dentry->d_name.len", b"dentry->d_iname:string", b"args->kthread", b"args->name:string",
+    b"$retval->name:string", b"$retval->refcnt.counter", b"file.f_path", b"file-f_path",
+    b"getname_flags", b"wake_up_new_task", b"p->comm:string", b"hrtimer_start_range_ns",
+    b"mode", b"timer->function",
 ]
 
-FUNCS = [b"vfs_read", b"kernel_clone", b"do_sys_openat2", b"dput", b"kfree", b"vfs_open", b"do_exit"]
+FUNCS = [b"vfs_read", b"kernel_clone", b"do_sys_openat2", b"dput", b"kfree", b"vfs_open", b"do_exit",
+         b"getname_flags", b"wake_up_new_task"]
 
 # Latin-1 letters and spaces: the kernel's ctype says isalpha() / isspace().
 LATIN1 = bytes(range(0xA0, 0x100))

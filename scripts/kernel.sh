@@ -31,10 +31,13 @@ export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026' KBUILD_BUILD_VERSIO
 kmake() { make -s -C "$tree" O="$out" ARCH="$arch" LLVM=1 -j"$jobs" "$@"; }
 
 # The architecture's lines (kconfig/x86.config, kconfig/arm64.config), then
-# the variant's; `debug` is `test` plus kconfig/debug.config.
+# the variant's (`debug` is `test` plus kconfig/debug.config), then the
+# variant's on that architecture, if any.
 frags=("$ROOT/kconfig/base.config" "$ROOT/kconfig/$arch.config")
 [ "$kind" = debug ] && frags+=("$ROOT/kconfig/test.config")
 frags+=("$ROOT/kconfig/$kind.config")
+# And the variant's lines for one architecture only (kconfig/x86-ref.config).
+[ -f "$ROOT/kconfig/$arch-$kind.config" ] && frags+=("$ROOT/kconfig/$arch-$kind.config")
 ckey=$( { dpkg-query -W -f='${Version}' linux-source-6.12; cat "${frags[@]}" "$ROOT/Kconfig" "$ROOT"/patches/*.patch; } | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$out/.config-key" 2>/dev/null)" != "$ckey" ] || [ ! -f "$out/.config" ]; then
 	stage "configure $variant"

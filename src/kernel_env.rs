@@ -135,8 +135,55 @@ const _: () = {
     assert!(arch::NATIVE.task_size_floor == nofault::TASK_SIZE_FLOOR as u64);
 };
 
-/// Parse-time environment.
-pub(crate) struct KernelEnv;
+/// Parse-time environment of one line: it holds the BTF of the probed
+/// function, once looked up, until the line is parsed (C's
+/// `clear_btf_context()` in `traceprobe_finish_parse()`).
+pub(crate) struct KernelEnv {
+    /// The probed function's BTF and the id of its `FUNC_PROTO`, once
+    /// asked (`None` inside: no BTF has it).
+    #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
+    func: core::cell::OnceCell<Option<(kernel::btf::Btf, u32)>>,
+}
+
+impl KernelEnv {
+    pub(crate) fn new() -> Self {
+        KernelEnv {
+            #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
+            func: core::cell::OnceCell::new(),
+        }
+    }
+}
+
+/// The probe language reads BTF records and names through the kernel
+/// crate's reference to the BTF.
+#[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
+impl crate::probe::btf::Btf for kernel::btf::Btf {
+    fn type_record(&self, id: u32) -> Option<&[u32]> {
+        kernel::btf::Btf::type_record(self, id)
+    }
+
+    fn name(&self, offset: u32) -> Option<&[u8]> {
+        kernel::btf::Btf::name(self, offset).map(CStr::as_bytes)
+    }
+}
+
+/// `btf_find_func_proto()` (trace_btf.c:13-37): the BTF of function
+/// `name` and the id of its `FUNC_PROTO`.
+#[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
+fn find_func_proto(name: &[u8]) -> Option<(kernel::btf::Btf, u32)> {
+    use kernel::btf;
+    let name = cstring(name).ok()?;
+    let (b, id) = btf::Btf::find(&name, btf::KIND_FUNC).ok()?;
+    let func = b.type_record(id)?;
+    if btf::kind(func[1]) != btf::KIND_FUNC {
+        return None;
+    }
+    let proto = func[2];
+    if btf::kind(b.type_record(proto)?[1]) != btf::KIND_FUNC_PROTO {
+        return None;
+    }
+    Some((b, proto))
+}
 
 /// `bytes` as a C string, byte for byte (names may hold Latin-1 letters,
 /// as C allows).
@@ -285,6 +332,21 @@ impl Env for KernelEnv {
 
     fn stack_words(&self) -> u64 {
         kernel::ptrace::STACK_WORDS as u64
+    }
+
+    fn btf_args(&self) -> bool {
+        cfg!(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)
+    }
+
+    #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
+    fn btf_func(&self, symbol: &[u8]) -> Option<crate::probe::btf::Func<'_>> {
+        let (btf, proto) = self.func.get_or_init(|| find_func_proto(symbol)).as_ref()?;
+        Some(crate::probe::btf::Func { btf, proto: *proto })
+    }
+
+    #[cfg(not(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS))]
+    fn btf_func(&self, _symbol: &[u8]) -> Option<crate::probe::btf::Func<'_>> {
+        None
     }
 }
 

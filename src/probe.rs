@@ -11,7 +11,9 @@
 //! the record and the `format` file, and on a hit `fetch` runs the programs
 //! and `output` prints the trace text. `error` is C's table of error codes
 //! and texts, `arch` the architecture's registers and bounds, `text` the
-//! bounded strings that carry C's bytes through `core::fmt`.
+//! bounded strings that carry C's bytes through `core::fmt`, `btf` what
+//! the language reads of the kernel's BTF when it is built with BTF
+//! arguments (parameter names, their fields and types).
 //!
 //! The kernel answers the language's questions through the `command::Env`
 //! and `fetch::Machine` traits; the host tests answer them with a fake
@@ -24,6 +26,7 @@
 
 pub mod arch;
 pub mod arg;
+pub mod btf;
 pub mod command;
 pub mod error;
 pub mod fetch;

@@ -134,7 +134,7 @@ impl ProbeShared {
         match self.spec.place {
             SpecPlace::Addr(a) => {
                 let moved = u64::from(self.moved.load(Ordering::Relaxed));
-                KernelEnv.hash_pointer(a.wrapping_add(moved))
+                KernelEnv::new().hash_pointer(a.wrapping_add(moved))
             }
             SpecPlace::Symbol { .. } => 0,
         }
@@ -467,7 +467,10 @@ impl Probes {
     }
 
     fn create(&self, ty: &Type<Probes>, line: &[u8], tokens: &mut Tokens) -> Result<(), Fail> {
-        let mut spec = match command::parse(line, tokens, &KernelEnv, Args(KVec::new())) {
+        // The environment holds the probed function's BTF while the line
+        // is parsed.
+        let parsed = command::parse(line, tokens, &KernelEnv::new(), Args(KVec::new()));
+        let mut spec = match parsed {
             Ok(None) => return Ok(()),
             Ok(Some(p)) => p,
             Err(e) => return Err(Fail::Parse(e)),

@@ -3,8 +3,12 @@
 //! Parse and compile one probe argument, `[NAME=]FETCHARG[:TYPE]`.
 //!
 //! A faithful re-statement of `traceprobe_parse_probe_arg()` and what it
-//! calls (trace_probe.c:1053-1629) for a kernel without BTF: the same
-//! programs, the same error codes, the same caret offsets. C edits the
+//! calls (trace_probe.c:1053-1629): the same programs, the same error
+//! codes, the same caret offsets. Built with BTF arguments
+//! ([`Env::btf_args`](super::command::Env::btf_args)), names of function
+//! parameters, their fields and a typed `$retval` go through `btf_arg`
+//! (`parse_btf_arg()` and its helpers); without, the language is C's
+//! without `CONFIG_PROBE_EVENTS_BTF_ARGS`. C edits the
 //! argument string in place (a NUL at the `:` of the type, at the `(` and the
 //! last `)` of a dereference); here the same cuts are ranges of the
 //! argument's text. `ctx.offset` follows C's `ctx->offset` exactly, including
@@ -30,10 +34,18 @@ use super::num::{kstrtol, kstrtol_neg, kstrtouint, kstrtoul, simple_strtoul};
 use super::text::{is_alpha, is_good_name, Str};
 use super::types::{self, TypeId};
 
+mod btf_arg;
+
+pub use btf_arg::{BtfContext, LastType};
+
 /// Longest argument expression (`MAX_ARGSTR_LEN`).
 pub const MAX_ARGSTR_LEN: usize = 63;
-/// Longest argument name (`MAX_ARG_NAME_LEN`).
+/// Longest argument name given with `NAME=` (`MAX_ARG_NAME_LEN`).
 pub const MAX_ARG_NAME_LEN: usize = 32;
+/// Longest argument name kept: a name generated from the argument's text
+/// (built with BTF arguments) has no limit of its own, but an argument
+/// longer than [`MAX_ARGSTR_LEN`] fails.
+pub const MAX_NAME_LEN: usize = MAX_ARGSTR_LEN;
 /// Largest array (`MAX_ARRAY_LEN`).
 pub const MAX_ARRAY_LEN: u32 = 64;
 /// Largest fixed part of a record (`MAX_PROBE_EVENT_SIZE`).
@@ -80,7 +92,7 @@ pub struct Arg<S = Parsed> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Parsed {
     /// Field name.
-    pub name: Str<MAX_ARG_NAME_LEN>,
+    pub name: Str<MAX_NAME_LEN>,
     /// The expression as written.
     pub comm: Str<MAX_ARGSTR_LEN>,
     /// The fetch program.
@@ -136,7 +148,7 @@ impl<V, T> Split<V, T> {
             .iter()
             .position(|c| c.op == Op::End)
             .map_or(FETCH_INSN_MAX, |e| e + 1);
-        // At most MAX_ARG_NAME_LEN.
+        // At most MAX_NAME_LEN.
         let name_len = [p.name().len() as u8];
         Ok(Split {
             head: *p.head(),
@@ -184,7 +196,8 @@ impl<S: Store> Arg<S> {
         usize::from(self.ty.get().size) * (self.count.max(1) as usize)
     }
 
-    /// Field name: given, or `arg<N>`.
+    /// Field name: given, generated from the text (with BTF arguments), or
+    /// `arg<N>`.
     pub fn name(&self) -> &[u8] {
         self.store.name()
     }
@@ -320,8 +333,9 @@ impl EntryList for EntryArgs {
 }
 
 /// State shared by the arguments of one probe while it is parsed
-/// (`struct traceprobe_parse_context`).
-pub struct Ctx<'a> {
+/// (`struct traceprobe_parse_context`); `'e` is the environment's, which
+/// holds the BTF.
+pub struct Ctx<'a, 'e> {
     /// Where the probe is.
     pub flags: Flags,
     /// Token index of the argument, for errors.
@@ -338,9 +352,15 @@ pub struct Ctx<'a> {
     ///
     /// [`Env::arch`]: super::command::Env::arch
     pub arch: &'static Arch,
+    /// The probed function's BTF, looked up once for the probe
+    /// (`ctx->funcname`, `ctx->btf`, `ctx->proto`, `ctx->params`).
+    pub btf: &'a mut BtfContext<'e>,
+    /// The BTF type of what the argument fetches so far (`ctx->last_type`
+    /// and its bitfield): none at the start of each argument.
+    pub last: LastType,
 }
 
-impl Ctx<'_> {
+impl Ctx<'_, '_> {
     fn err(&self, code: Code, offset: usize) -> ParseError {
         ParseError::inval(code, self.index, offset)
     }
@@ -369,7 +389,7 @@ pub fn parse<S: Store>(
     i: usize,
     prev: &[Arg<S>],
     size: &mut usize,
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Ctx<'_, '_>,
 ) -> PResult<Arg> {
     let (name, body_start) = match find(token, b'=') {
         Some(eq) => {
@@ -381,11 +401,7 @@ pub fn parse<S: Store>(
             }
             (Str::from_bytes(&token[..eq]), eq + 1)
         }
-        None => {
-            let mut n = Str::new();
-            let _ = core::fmt::Write::write_fmt(&mut n, format_args!("arg{}", i + 1));
-            (Some(n), 0)
-        }
+        None => (Some(generate_name(token, i, ctx)?), 0),
     };
     let Some(name) = name else {
         return Err(ctx.err(Code::ArgNameTooLong, 0));
@@ -401,12 +417,34 @@ pub fn parse<S: Store>(
     parse_body(&token[body_start..], name, size, ctx)
 }
 
+/// `generate_probe_arg_name()` (trace_probe.c:1566-1591): built with BTF
+/// arguments, the text up to the first `:` if it is a good name, whatever
+/// its length; else `arg<N>`.
+///
+/// # Errors
+///
+/// `ARG_TOO_LONG` for a good name longer than any argument may be: C
+/// keeps it, finds no conflict (every kept name is shorter) and fails on
+/// the argument's length at offset 0, which is what this answers.
+fn generate_name(token: &[u8], i: usize, ctx: &Ctx<'_, '_>) -> PResult<Str<MAX_NAME_LEN>> {
+    if ctx.btf.enabled() {
+        let text = &token[..find(token, b':').unwrap_or(token.len())];
+        if is_good_name(text, false) {
+            return Str::from_bytes(text)
+                .ok_or_else(|| ctx.err_at(errno::E2BIG, Code::ArgTooLong, 0));
+        }
+    }
+    let mut n = Str::new();
+    let _ = core::fmt::Write::write_fmt(&mut n, format_args!("arg{}", i + 1));
+    Ok(n)
+}
+
 /// `traceprobe_parse_probe_arg_body()`, trace_probe.c:1444-1547.
 fn parse_body(
     body: &[u8],
-    name: Str<MAX_ARG_NAME_LEN>,
+    name: Str<MAX_NAME_LEN>,
     size: &mut usize,
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Ctx<'_, '_>,
 ) -> PResult<Arg> {
     if body.len() > MAX_ARGSTR_LEN {
         return Err(ctx.err_at(errno::E2BIG, Code::ArgTooLong, ctx.offset));
@@ -429,14 +467,27 @@ fn parse_body(
     };
     arg.store.code[FETCH_INSN_MAX - 1] = Insn::new(Op::End);
     let mut ci = 0;
+    ctx.last = LastType::default();
     parse_fetch(body, 0, split.fetch_end, &mut arg.store.code, &mut ci, ctx)?;
+    let ty_text = split.ty_text.map(|(a, b)| &body[a..b]);
+    // The storing type from BTF (trace_probe.c:1493-1503).
+    match ty_text {
+        None => {
+            if let Some(ty) = btf_arg::fetch_type(ctx) {
+                arg.ty = ty;
+            }
+        }
+        Some(t) if t.windows(6).any(|w| w == b"string") => {
+            btf_arg::prepare_string(t, &mut arg.store.code, &mut ci, ctx)?;
+        }
+        Some(_) => {}
+    }
 
     arg.offset = u32::try_from(*size).unwrap_or(u32::MAX);
     *size += arg.size();
     if *size > MAX_PROBE_EVENT_SIZE {
         return Err(ctx.err_at(errno::E2BIG, Code::EventTooBig, ctx.offset));
     }
-    let ty_text = split.ty_text.map(|(a, b)| &body[a..b]);
     finalize(&mut arg, ci, ty_text, split.ty_offset, ctx)?;
     // `@SYM`: the placeholder's name moves into its immediate, and the
     // program starts with the load. C keeps a `FETCH_NOP_SYMBOL` that the
@@ -466,7 +517,7 @@ struct TypeSplit {
 }
 
 /// `parse_probe_arg_type()`, trace_probe.c:1261-1322.
-fn parse_type(body: &[u8], ctx: &Ctx<'_>) -> PResult<TypeSplit> {
+fn parse_type(body: &[u8], ctx: &Ctx<'_, '_>) -> PResult<TypeSplit> {
     let colon = find(body, b':');
     let fetch_end = colon.unwrap_or(body.len());
     let mut count = 0;
@@ -524,7 +575,7 @@ fn parse_type(body: &[u8], ctx: &Ctx<'_>) -> PResult<TypeSplit> {
 
 /// Moves to the next slot: C's `if (++code == end)`, `end` being the last
 /// slot, which holds the terminating `End`.
-fn advance(ci: &mut usize, ctx: &Ctx<'_>) -> PResult<()> {
+fn advance(ci: &mut usize, ctx: &Ctx<'_, '_>) -> PResult<()> {
     *ci += 1;
     if *ci >= FETCH_INSN_MAX - 1 {
         return Err(ctx.err(Code::TooManyOps, ctx.offset));
@@ -550,11 +601,11 @@ fn parse_fetch(
     hi: usize,
     code: &mut Program,
     ci: &mut usize,
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Ctx<'_, '_>,
 ) -> PResult<()> {
     let s = &body[lo..hi];
     match at(s, 0) {
-        b'$' => parse_var(s, code, *ci, ctx)?,
+        b'$' => parse_var(s, code, ci, ctx)?,
         b'%' => match ctx.arch.register_offset(&s[1..]) {
             Some(off) => set(
                 code,
@@ -624,13 +675,15 @@ fn parse_fetch(
             }
         }
         c if is_alpha(c) || c == b'_' => {
-            // A BTF variable name (`isalpha()`: Latin-1): this kernel has no BTF.
-            let e = if ctx.flags.is_function_entry() || ctx.flags.is_function_return() {
-                errno::EOPNOTSUPP
-            } else {
-                errno::EINVAL
-            };
-            return Err(ctx.err_at(e, Code::NosupBtfarg, ctx.offset));
+            // A BTF variable name (`isalpha()`: Latin-1).
+            if !ctx.flags.is_function_entry() && !ctx.flags.is_function_return() {
+                return Err(ctx.err(Code::NosupBtfarg, ctx.offset));
+            }
+            if !ctx.btf.enabled() {
+                // Built without BTF arguments: the stub of parse_btf_arg().
+                return Err(ctx.err_at(errno::EOPNOTSUPP, Code::NosupBtfarg, ctx.offset));
+            }
+            btf_arg::parse(s, code, ci, ctx)?;
         }
         _ => {}
     }
@@ -648,7 +701,7 @@ fn parse_deref(
     sign: u8,
     code: &mut Program,
     ci: &mut usize,
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Ctx<'_, '_>,
 ) -> PResult<()> {
     // C moves the sign over the `u` and continues from there: `a` is where
     // C's `arg` points, with `sign` as its first character.
@@ -702,16 +755,23 @@ fn parse_deref(
             ..Insn::new(op)
         },
     );
+    // What the dereference reads has no BTF type.
+    ctx.last.ty = None;
     Ok(())
 }
 
-/// `$`-variables, `parse_probe_vars()` (trace_probe.c:913-1025) without
-/// BTF. `s` starts at the `$`.
-fn parse_var(s: &[u8], code: &mut Program, ci: usize, ctx: &mut Ctx<'_>) -> PResult<()> {
+/// `$`-variables, `parse_probe_vars()` (trace_probe.c:913-1025). `s`
+/// starts at the `$`.
+fn parse_var(s: &[u8], code: &mut Program, ci: &mut usize, ctx: &mut Ctx<'_, '_>) -> PResult<()> {
     let v = &s[1..];
     let insn = if v.starts_with(b"retval") {
         if !ctx.flags.ret {
             return Err(ctx.err(Code::RetvalOnProbe, ctx.offset));
+        }
+        if ctx.btf.enabled() {
+            // `$retval[->FIELD...]` typed from BTF, and anything else
+            // starting with `$retval` as a name (trace_probe.c:937-946).
+            return btf_arg::parse(s, code, ci, ctx);
         }
         Insn::new(Op::Retval)
     } else if let Some(rest) = v.strip_prefix(b"stack") {
@@ -765,7 +825,7 @@ fn parse_var(s: &[u8], code: &mut Program, ci: usize, ctx: &mut Ctx<'_>) -> PRes
     } else {
         return Err(ctx.err(Code::BadVar, ctx.offset));
     };
-    set(code, ci, insn);
+    set(code, *ci, insn);
     Ok(())
 }
 
@@ -776,7 +836,7 @@ fn finalize(
     mut ci: usize,
     ty_text: Option<&[u8]>,
     ty_offset: usize,
-    ctx: &Ctx<'_>,
+    ctx: &Ctx<'_, '_>,
 ) -> PResult<()> {
     let ty = arg.ty.get();
     let last = op_at(&arg.store.code, ci);
@@ -835,6 +895,8 @@ fn finalize(
         if t.first() == Some(&b'b') && !bitfield(&mut arg.store.code, &mut ci, t, ty.size) {
             return Err(ctx.err(Code::BadBitfield, ctx.offset + ty_offset));
         }
+    } else {
+        btf_arg::bitfield(&mut arg.store.code, &mut ci, ty.size, ctx)?;
     }
 
     if arg.count != 0 {

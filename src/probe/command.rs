@@ -5,22 +5,30 @@
 //! [`parse`] follows `__trace_kprobe_create()` (trace_kprobe.c:843-1079)
 //! step by step, up to (not including) registration: the head
 //! (`p`/`r[N]`, `:[GRP/][EVENT]`), the place (symbol, offset, `%return`,
-//! address), the `$arg` scan, the 128-argument limit, the `%pd`/`%pD`
-//! rewrite and the arguments. What it needs from the running kernel (symbol
+//! address), the `$arg` scan (with BTF arguments: the expansion of `$arg*`
+//! and `$argN` into parameter names), the 128-argument limit, the
+//! `%pd`/`%pD` rewrite and the arguments. What it needs from the running kernel (symbol
 //! lookups, function-entry checks, `%p` hashing, struct offsets) it asks an
 //! [`Env`]. [`Removal`] parses `-:[GRP/][EVENT] [PLACE [NAME=ARG...]]` and
 //! matches probes as `dyn_event_release()` and `trace_kprobe_match()` do.
 //!
 //! Tokens are split as `argv_split()` does: on whitespace, no quoting. C
-//! reports errors against the tokens *after* `%pd` rewriting (the rewrite
-//! replaces entries of the very array the error log joins), so
-//! [`Tokens`] keeps the rewritten text and the caller builds the
-//! `error_log` command from it.
+//! logs errors against its `argv` joined, with the caret at the token of
+//! the current index. The `%pd` rewrite replaces entries of that very
+//! array, so the log shows the rewritten text, unless `$arg` expansion made
+//! a new array (`traceprobe_expand_meta_args()`): then the log shows the
+//! line as written while indices (and so carets) count the expanded
+//! arguments, an index past the written ones putting the caret at the end
+//! of the line. [`Tokens`] keeps both: [`Tokens::iter`] is the command the
+//! log shows, the arguments parsed are the expanded ones; the caller builds
+//! the `error_log` command from the former and places the caret with
+//! [`caret_position`](super::error::caret_position) as before.
 
 use core::fmt::Write;
 
 use super::arch::Arch;
-use super::arg::{self, Arg, Ctx, EntryArgs, Flags, MAX_TRACE_ARGS};
+use super::arg::{self, Arg, BtfContext, Ctx, EntryArgs, Flags, LastType, MAX_TRACE_ARGS};
+use super::btf;
 use super::error::{errno, Code, ParseError};
 use super::insn::Store;
 use super::num::{kstrtol, kstrtouint, kstrtoul};
@@ -38,6 +46,9 @@ pub const DEFAULT_GROUP: &[u8] = b"kprobes";
 pub const MAX_TOKENS: usize = 1024;
 /// Room for `%pd`/`%pD` rewrites (`MAX_DENTRY_ARGS_LEN`).
 pub const MAX_DENTRY_ARGS_LEN: usize = 256;
+/// Room for the parameter names `$arg*` and `$argN` expand to
+/// (`MAX_BTF_ARGS_LEN`, the `abuf` of `__trace_kprobe_create()`).
+pub const MAX_BTF_ARGS_LEN: usize = 128;
 
 /// A group or event name.
 pub type Name = Str<MAX_EVENT_NAME_LEN>;
@@ -70,6 +81,18 @@ pub trait Env {
     /// `$stackN` and `$argN` (2048 on x86-64, 4096 with generic KASAN,
     /// which doubles the kernel stack).
     fn stack_words(&self) -> u64;
+
+    /// Whether BTF arguments are built in (C's
+    /// `CONFIG_PROBE_EVENTS_BTF_ARGS`, the module's
+    /// `CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS`). Without them the language
+    /// answers as C built without BTF arguments does.
+    fn btf_args(&self) -> bool;
+
+    /// The BTF of function `symbol` as written (`[MOD:]SYM`: a `MOD:SYM`
+    /// never has one), as `query_btf_context()` looks it up; `None` when no
+    /// BTF has it. The answer borrows the environment, which holds the
+    /// BTF until it is dropped (C's `btf_put()` at the end of the line).
+    fn btf_func(&self, symbol: &[u8]) -> Option<btf::Func<'_>>;
 }
 
 /// Growable storage for a probe's arguments: the caller's (a `Vec` on the
@@ -83,7 +106,8 @@ pub trait ArgList {
     fn as_slice(&self) -> &[Arg<Self::Store>];
 }
 
-/// The tokens of one line, with room for rewritten arguments.
+/// The tokens of one line, with room for rewritten arguments and for the
+/// arguments `$arg` expansion makes.
 pub struct Tokens {
     len: usize,
     /// All tokens of the line, kept or not.
@@ -91,27 +115,43 @@ pub struct Tokens {
     /// `(start, end)` in the line, or with [`REWRITTEN`] set in `end`, in
     /// `extra`.
     spans: [(u16, u16); MAX_TOKENS],
-    extra: [u8; MAX_DENTRY_ARGS_LEN],
-    extra_len: usize,
+    /// Expanded parameter names (the first [`MAX_BTF_ARGS_LEN`] bytes),
+    /// then `%pd` rewrites.
+    extra: [u8; MAX_BTF_ARGS_LEN + MAX_DENTRY_ARGS_LEN],
+    /// Bytes used of the names' part of `extra`, NULs included.
+    names_len: usize,
+    /// Bytes used of the rewrites' part of `extra`, NULs included.
+    dentry_len: usize,
     /// Where the last kept token ends in the line: the tokens not kept
     /// follow.
     rest: usize,
+    /// Whether `$arg` expansion made a new argument array (C's `new_argv`).
+    expanded: bool,
+    /// The expanded arguments (spans as in `spans`), the first
+    /// [`MAX_TRACE_ARGS`] of them.
+    args: [(u16, u16); MAX_TRACE_ARGS],
+    /// How many arguments the expansion made (C's `new_argc`), kept or not.
+    nargs: usize,
 }
 
 /// Marks a span of [`Tokens`] as rewritten.
 const REWRITTEN: u16 = 0x8000;
 
 impl Tokens {
-    /// Empty token storage (about 4 KiB: allocate it, don't keep it on a
+    /// Empty token storage (about 5 KiB: allocate it, don't keep it on a
     /// kernel stack).
     pub const fn new() -> Self {
         Tokens {
             len: 0,
             total: 0,
             spans: [(0, 0); MAX_TOKENS],
-            extra: [0; MAX_DENTRY_ARGS_LEN],
-            extra_len: 0,
+            extra: [0; MAX_BTF_ARGS_LEN + MAX_DENTRY_ARGS_LEN],
+            names_len: 0,
+            dentry_len: 0,
             rest: 0,
+            expanded: false,
+            args: [(0, 0); MAX_TRACE_ARGS],
+            nargs: 0,
         }
     }
 
@@ -121,8 +161,11 @@ impl Tokens {
     pub fn split(&mut self, line: &[u8]) -> Result<(), ()> {
         self.len = 0;
         self.total = 0;
-        self.extra_len = 0;
+        self.names_len = 0;
+        self.dentry_len = 0;
         self.rest = 0;
+        self.expanded = false;
+        self.nargs = 0;
         if line.len() >= usize::from(REWRITTEN) {
             return Err(());
         }
@@ -161,14 +204,43 @@ impl Tokens {
         self.len == 0
     }
 
-    /// Token `i` of `line` (the line given to [`Tokens::split`]).
+    /// Token `i` of `line` (the line given to [`Tokens::split`]), as the
+    /// `error_log` command shows it.
     pub fn get<'a>(&'a self, line: &'a [u8], i: usize) -> &'a [u8] {
         match self.spans[..self.len].get(i) {
-            Some(&(s, e)) if e & REWRITTEN != 0 => self
-                .extra
+            Some(&span) => self.text(line, span),
+            None => &[],
+        }
+    }
+
+    /// The text of `span`.
+    fn text<'a>(&'a self, line: &'a [u8], (s, e): (u16, u16)) -> &'a [u8] {
+        if e & REWRITTEN != 0 {
+            self.extra
                 .get(usize::from(s)..usize::from(e & !REWRITTEN))
-                .unwrap_or(&[]),
-            Some(&(s, e)) => line.get(usize::from(s)..usize::from(e)).unwrap_or(&[]),
+                .unwrap_or(&[])
+        } else {
+            line.get(usize::from(s)..usize::from(e)).unwrap_or(&[])
+        }
+    }
+
+    /// Number of arguments to parse: after `$arg` expansion if there was
+    /// one, else the tokens after the place.
+    pub fn arg_count(&self) -> usize {
+        if self.expanded {
+            self.nargs
+        } else {
+            self.total.saturating_sub(2)
+        }
+    }
+
+    /// Argument `i` (0-based) as parsed: expanded, rewritten.
+    pub fn arg<'a>(&'a self, line: &'a [u8], i: usize) -> &'a [u8] {
+        if !self.expanded {
+            return self.get(line, i + 2);
+        }
+        match self.args[..self.nargs.min(MAX_TRACE_ARGS)].get(i) {
+            Some(&span) => self.text(line, span),
             None => &[],
         }
     }
@@ -194,17 +266,66 @@ impl Tokens {
         }
     }
 
-    /// Replaces token `i` with `text`, kept in the rewrite area.
-    fn rewrite(&mut self, i: usize, text: &[u8]) -> Result<(), ()> {
-        let start = self.extra_len;
+    /// Replaces argument `i` with `text`, kept in the rewrite area: in the
+    /// expanded array if there is one, else in the line's tokens (which
+    /// the log then shows).
+    fn rewrite_arg(&mut self, i: usize, text: &[u8]) -> Result<(), ()> {
+        let start = MAX_BTF_ARGS_LEN + self.dentry_len;
         let end = start + text.len();
         // snprintf() into the rest of the 256-byte buffer, NUL included.
-        if end + 1 > MAX_DENTRY_ARGS_LEN || i >= self.len {
+        if end + 1 > self.extra.len() {
             return Err(());
         }
+        let slot = if self.expanded {
+            self.args[..self.nargs.min(MAX_TRACE_ARGS)].get_mut(i)
+        } else {
+            self.spans[..self.len].get_mut(i + 2)
+        };
+        let Some(slot) = slot else {
+            return Err(());
+        };
+        *slot = (start as u16, end as u16 | REWRITTEN);
         self.extra[start..end].copy_from_slice(text);
-        self.extra_len = end + 1;
-        self.spans[i] = (start as u16, end as u16 | REWRITTEN);
+        self.dentry_len = end + 1 - MAX_BTF_ARGS_LEN;
+        Ok(())
+    }
+
+    /// Starts an expanded argument array (C's `new_argv`), empty.
+    fn begin_expansion(&mut self) {
+        self.expanded = true;
+        self.nargs = 0;
+        self.names_len = 0;
+    }
+
+    /// Appends the line's token `i` to the expanded arguments (a token
+    /// past those kept is only counted: there are then more than
+    /// [`MAX_TRACE_ARGS`] arguments).
+    fn push_token(&mut self, i: usize) {
+        let span = self.spans[..self.len].get(i).copied();
+        self.push_span(span);
+    }
+
+    fn push_span(&mut self, span: Option<(u16, u16)>) {
+        if let (Some(span), Some(slot)) = (span, self.args.get_mut(self.nargs)) {
+            *slot = span;
+        }
+        self.nargs += 1;
+    }
+
+    /// Appends `name` followed by `suffix` to the expanded arguments, kept
+    /// in the names' area as `snprintf()` writes them into the rest of
+    /// `abuf`: `Err` if they do not fit with their NUL (`ARGS_2LONG`).
+    fn push_name(&mut self, name: &[u8], suffix: &[u8]) -> Result<(), ()> {
+        let start = self.names_len;
+        let len = name.len() + suffix.len();
+        if len >= MAX_BTF_ARGS_LEN - start {
+            return Err(());
+        }
+        let end = start + len;
+        self.extra[start..start + name.len()].copy_from_slice(name);
+        self.extra[start + name.len()..end].copy_from_slice(suffix);
+        self.names_len = end + 1;
+        self.push_span(Some((start as u16, end as u16 | REWRITTEN)));
         Ok(())
     }
 }
@@ -434,12 +555,22 @@ pub fn parse<'l, A: ArgList>(
         auto_name(&mut event, is_return, symbol, place, env);
     }
 
-    let nargs = tokens.total() - 2;
-    scan_var_args(line, tokens, nargs.min(tokens.len() - 2), flags)?;
+    let funcname = match place {
+        Place::Symbol { .. } => Some(symbol),
+        Place::Addr(_) => None,
+    };
+    let mut btf = BtfContext::new(env, funcname);
+    if env.btf_args() {
+        expand::meta_args(line, tokens, flags, &mut btf)?;
+    } else {
+        let nargs = tokens.total() - 2;
+        expand::scan_var_args(line, tokens, nargs.min(tokens.len() - 2), flags)?;
+    }
+    let nargs = tokens.arg_count();
     if nargs > MAX_TRACE_ARGS {
         return Err(ParseError::silent(errno::E2BIG));
     }
-    expand_dentry_args(line, tokens, env)?;
+    expand::dentry_args(line, tokens, env)?;
 
     let mut probe = Probe {
         is_return,
@@ -461,9 +592,11 @@ pub fn parse<'l, A: ArgList>(
             entry: &mut probe.entry,
             max_stack: env.stack_words(),
             arch: env.arch(),
+            btf: &mut btf,
+            last: LastType::default(),
         };
         let a = arg::parse(
-            tokens.get(line, i + 2),
+            tokens.arg(line, i),
             i,
             probe.args.as_slice(),
             &mut probe.size,
@@ -548,87 +681,6 @@ fn auto_name(event: &mut Name, is_return: bool, symbol: &[u8], place: Place, env
     }
 }
 
-/// `argv_has_var_arg()` and the non-BTF branch of
-/// `traceprobe_expand_meta_args()` (trace_probe.c:1647-1745).
-fn scan_var_args(line: &[u8], tokens: &Tokens, nargs: usize, flags: Flags) -> PResult<()> {
-    let mut last = None;
-    let mut star = false;
-    for i in 0..nargs {
-        let t = tokens.get(line, i + 2);
-        if !t.starts_with(b"$arg") {
-            continue;
-        }
-        last = Some(i + 2);
-        if !flags.is_function_entry() && !flags.is_function_return() {
-            return Err(ParseError::inval(Code::NofentryArgs, i + 2, 0));
-        }
-        match t.get(4) {
-            Some(c) if c.is_ascii_digit() => {}
-            Some(b'*') => {
-                if star {
-                    return Err(ParseError::inval(Code::DoubleArgs, i + 2, 0));
-                }
-                star = true;
-            }
-            _ => return Err(ParseError::inval(Code::BadVar, i + 2, 0)),
-        }
-    }
-    match (star, last) {
-        // $arg* needs BTF: logged at the last `$arg` token seen.
-        (true, Some(index)) => Err(ParseError::logged(
-            errno::EOPNOTSUPP,
-            Code::NosupBtfarg,
-            index,
-            0,
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// `traceprobe_expand_dentry_args()` (trace_probe.c:1792-1851): an
-/// argument matching `*:%pd` / `*:%pD` becomes the dereference chain that
-/// reads the dentry's (or the file's dentry's) name.
-fn expand_dentry_args(line: &[u8], tokens: &mut Tokens, env: &dyn Env) -> PResult<()> {
-    for i in 2..tokens.len() {
-        let t = tokens.get(line, i);
-        let n = t.len();
-        if n < 4 || !(t.ends_with(b":%pd") || t.ends_with(b":%pD")) {
-            continue;
-        }
-        let mut out = Str::<MAX_DENTRY_ARGS_LEN>::new();
-        let body = &t[..n - 4];
-        let (name, expr) = match body.iter().position(|&c| c == b'=') {
-            Some(eq) => (Some(&body[..eq]), &body[eq + 1..]),
-            None => (None, body),
-        };
-        if let Some(name) = name {
-            out.push(name);
-            out.push(b"=");
-        }
-        let name_off = env.dentry_name_offset();
-        let r = if t[n - 1] == b'd' {
-            write!(out, "+0x0(+0x{name_off:x}({}))", super::text::Bytes(expr))
-        } else {
-            write!(
-                out,
-                "+0x0(+0x{name_off:x}(+0x{:x}({})))",
-                env.file_dentry_offset(),
-                super::text::Bytes(expr)
-            )
-        };
-        if r.is_err() || !out.push(b":string") {
-            return Err(ParseError::silent(errno::ENOMEM));
-        }
-        let mut copy = [0u8; MAX_DENTRY_ARGS_LEN];
-        let len = out.len();
-        copy[..len].copy_from_slice(out.as_bytes());
-        tokens
-            .rewrite(i, &copy[..len])
-            .map_err(|()| ParseError::silent(errno::ENOMEM))?;
-    }
-    Ok(())
-}
-
 /// `traceprobe_update_arg()` (trace_probe.c:1858-1890), run when the probe
 /// is registered: each `@SYM[+|-offs]` immediate (one that keeps its text,
 /// where C has a `FETCH_NOP_SYMBOL` before it) gets its address. `lookup`
@@ -677,6 +729,8 @@ pub fn registration_error(err: i32) -> ParseError {
         _ => ParseError::logged(err, Code::FailRegProbe, 1, 0),
     }
 }
+
+mod expand;
 
 #[cfg(test)]
 mod tests;

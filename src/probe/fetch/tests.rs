@@ -697,3 +697,53 @@ fn values_are_loaded() {
         assert_eq!(loads, matches!(op.class(), Class::Value(_)), "{op:?}");
     }
 }
+
+/// Arguments typed by BTF compile to the programs a user writes by hand:
+/// the same instructions and shortcut, the same records by either path;
+/// a bitfield from BTF writes nothing past its field.
+#[test]
+fn btf_programs_are_hand_written_ones() {
+    let env = crate::fake::FakeBtfEnv::new();
+    let mut m = machine();
+    m.set("di", KPTRS);
+    m.set("si", KSTR);
+    for (btf, by_hand) in [
+        (
+            "p:t vfs_read file->f_path.dentry->d_name.name:string",
+            "p:t vfs_read +0(+0x28(+0x48($arg1))):string",
+        ),
+        ("p:t vfs_read file->f_pos", "p:t vfs_read +0x70($arg1):s64"),
+        (
+            "p:t do_sys_openat2 filename:string",
+            "p:t do_sys_openat2 +0($arg2):string",
+        ),
+        (
+            "p:t dput dentry->d_iname:string",
+            "p:t dput +0x38($arg1):string",
+        ),
+        ("p:t dput dentry->d_name.len", "p:t dput +0x24($arg1):u32"),
+        (
+            "p:t kernel_clone args->io_thread",
+            "p:t kernel_clone +0x2c($arg1):b1@1/32",
+        ),
+    ] {
+        let p = crate::fake::parse_on(&env, btf).unwrap().unwrap();
+        let q = parse(by_hand).unwrap().unwrap();
+        let (a, b) = (&p.args[0], &q.args[0]);
+        assert!(a.program().eq(b.program()), "{btf}");
+        assert_eq!((a.ty, a.shortcut), (b.ty, b.shortcut), "{btf}");
+        assert!(a.shortcut.is_some(), "{btf}");
+        for fill in [0u8, 0xaa] {
+            let mut fast = vec![fill; 64];
+            let mut slow = vec![fill; 64];
+            let n = store(&p.args, p.size, &m, &[], 16, &mut fast);
+            let k = store_with::<_, _, false>(&p.args, p.size, &m, &[], 16, &mut slow);
+            assert_eq!(fast[..n], slow[..k], "{btf}");
+            if !a.dynamic {
+                let end = 16 + a.size();
+                assert!(fast[end..].iter().all(|&b| b == fill), "{btf}: fast");
+                assert!(slow[end..].iter().all(|&b| b == fill), "{btf}: slow");
+            }
+        }
+    }
+}

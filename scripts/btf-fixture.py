@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Cut a kernel's BTF down to what the probe specs of tests/vectors/ need.
+
+    btf-fixture.py RAW_BTF SPECS... > FIXTURE
+
+RAW_BTF is a kernel's raw BTF (`llvm-objcopy --dump-section .BTF=F vmlinux`,
+or /sys/kernel/btf/vmlinux); SPECS are spec files (tests/vectors/specs.txt).
+The fixture is raw BTF again (the uapi format, little-endian), holding every
+function the specs probe (the word after `p`/`r`, without `MOD:` or an
+offset) and the types they lead to: every type a parameter or return type
+reaches through modifiers, typedefs, arrays, pointers and members, except
+that a struct or union more than DEPTH pointers away from a parameter is
+kept as an empty one of the same name and size. The host tests read it as
+the kernel reads its own BTF (host/btf_fixture.rs), so what the parser does
+with BTF on the host is what it does in the kernel, for these specs.
+"""
+import re
+import struct
+import sys
+
+DEPTH = 3  # pointers followed into structs: file->f_path.dentry->d_name.name
+
+INT, PTR, ARRAY, STRUCT, UNION, ENUM, FWD, TYPEDEF, VOLATILE, CONST, RESTRICT, \
+    FUNC, FUNC_PROTO, VAR, DATASEC, FLOAT, DECL_TAG, TYPE_TAG, ENUM64 = range(1, 20)
+
+
+def record_words(info):
+    kind, vlen = (info >> 24) & 0x1f, info & 0xffff
+    if kind in (INT, VAR, DECL_TAG):
+        return 3 + 1
+    if kind == ARRAY:
+        return 3 + 3
+    if kind in (STRUCT, UNION, DATASEC, ENUM64):
+        return 3 + 3 * vlen
+    if kind in (ENUM, FUNC_PROTO):
+        return 3 + 2 * vlen
+    return 3
+
+
+def parse(raw):
+    magic, version, flags, hdr_len, type_off, type_len, str_off, str_len = \
+        struct.unpack_from('<HBBIIIII', raw, 0)
+    assert magic == 0xeB9F, 'not raw BTF (or not little-endian)'
+    t0, s0 = hdr_len + type_off, hdr_len + str_off
+    strings = raw[s0:s0 + str_len]
+    types = [[0, 0, 0]]  # id 0: void
+    pos = t0
+    while pos < t0 + type_len:
+        info = struct.unpack_from('<I', raw, pos + 4)[0]
+        n = record_words(info)
+        types.append(list(struct.unpack_from('<%dI' % n, raw, pos)))
+        pos += 4 * n
+    return types, strings
+
+
+def name_of(strings, off):
+    return strings[off:strings.index(b'\0', off)]
+
+
+def main():
+    raw = open(sys.argv[1], 'rb').read()
+    types, strings = parse(raw)
+    funcs = set()
+    for spec_file in sys.argv[2:]:
+        for line in open(spec_file, 'rb'):
+            words = line.split()
+            if len(words) < 2 or line.startswith(b'#') or words[0][:1] not in (b'p', b'r'):
+                continue
+            place = words[1].split(b':')[-1]
+            funcs.add(re.split(rb'[+%-]', place)[0])
+    by_name = {}
+    for i, t in enumerate(types):
+        if (t[1] >> 24) & 0x1f == FUNC:
+            by_name.setdefault(name_of(strings, t[0]), i)
+
+    # Which types to keep, and whether a struct keeps its members: the
+    # smallest pointer depth at which it is reached.
+    depth = {}
+    work = []
+
+    def reach(tid, d):
+        if tid not in depth or d < depth[tid]:
+            depth[tid] = d
+            work.append((tid, d))
+
+    for f in sorted(funcs):
+        if f in by_name:
+            reach(by_name[f], 0)
+    while work:
+        tid, d = work.pop()
+        if d != depth[tid]:
+            continue
+        t = types[tid]
+        kind, vlen = (t[1] >> 24) & 0x1f, t[1] & 0xffff
+        if kind in (PTR,):
+            reach(t[2], d + 1)
+        elif kind in (TYPEDEF, VOLATILE, CONST, RESTRICT, TYPE_TAG, FUNC):
+            reach(t[2], d)
+        elif kind == ARRAY:
+            reach(t[3], d)
+            reach(t[4], d)
+        elif kind in (STRUCT, UNION) and d <= DEPTH:
+            for m in range(vlen):
+                reach(t[3 + 3 * m + 1], d)
+        elif kind == FUNC_PROTO:
+            reach(t[2], d)
+            for p in range(vlen):
+                reach(t[3 + 2 * p + 1], d)
+    keep = sorted(depth)
+    new_id = {old: new for new, old in enumerate(keep)}
+    out_strings = bytearray(b'\0')
+    str_at = {b'': 0}
+
+    def s(off):
+        n = name_of(strings, off)
+        if n not in str_at:
+            str_at[n] = len(out_strings)
+            out_strings.extend(n + b'\0')
+        return str_at[n]
+
+    out_types = bytearray()
+    for old in keep[1:]:
+        t = list(types[old])
+        kind, vlen = (t[1] >> 24) & 0x1f, t[1] & 0xffff
+        t[0] = s(t[0])
+        if kind in (PTR, TYPEDEF, VOLATILE, CONST, RESTRICT, TYPE_TAG, FUNC):
+            t[2] = new_id[t[2]]
+        elif kind == ARRAY:
+            t[3], t[4] = new_id[t[3]], new_id[t[4]]
+        elif kind in (STRUCT, UNION):
+            if depth[old] > DEPTH:
+                t = [t[0], t[1] & ~0xffff, t[2]]
+            else:
+                for m in range(vlen):
+                    t[3 + 3 * m] = s(t[3 + 3 * m])
+                    t[3 + 3 * m + 1] = new_id[t[3 + 3 * m + 1]]
+        elif kind in (ENUM, ENUM64):
+            step = 2 if kind == ENUM else 3
+            for v in range(vlen):
+                t[3 + step * v] = s(t[3 + step * v])
+        elif kind == FUNC_PROTO:
+            t[2] = new_id[t[2]]
+            for p in range(vlen):
+                t[3 + 2 * p] = s(t[3 + 2 * p])
+                t[3 + 2 * p + 1] = new_id[t[3 + 2 * p + 1]]
+        out_types.extend(struct.pack('<%dI' % len(t), *t))
+    hdr = struct.pack('<HBBIIIII', 0xeB9F, 1, 0, 24, 0, len(out_types),
+                      len(out_types), len(out_strings))
+    sys.stdout.buffer.write(hdr + out_types + out_strings)
+    missing = sorted(f.decode() for f in funcs if f not in by_name)
+    print('btf-fixture: %d functions, %d types, %d bytes; without BTF: %s'
+          % (len(funcs) - len(missing), len(keep), len(hdr) + len(out_types) + len(out_strings),
+             ' '.join(missing) or '-'), file=sys.stderr)
+
+
+main()
