@@ -6,7 +6,10 @@
 
 use std::vec::Vec;
 
-use crate::probe::btf::{record_words, Btf};
+use crate::fake::FakeEnv;
+use crate::probe::arch::Arch;
+use crate::probe::btf::{record_words, Btf, Func};
+use crate::probe::command::Env;
 
 /// Raw BTF (the uapi format, little-endian): its records by id and its
 /// string section.
@@ -75,5 +78,76 @@ impl Btf for RawBtf {
         let rest = self.strings.get(offset as usize..)?;
         let end = rest.iter().position(|&c| c == 0)?;
         Some(&rest[..end])
+    }
+}
+
+/// The fake kernel ([`FakeEnv`]) built with BTF arguments and the BTF of
+/// the fixture: what the `ref` kernel's C answers the spec vectors with
+/// (`tests/vectors/c-ref.txt`). The fixture's functions are this kernel's
+/// functions, with their entry at +0 or +4 (ENDBR) as [`FakeEnv`]'s.
+pub struct FixtureEnv {
+    /// The fixture.
+    pub btf: RawBtf,
+}
+
+impl FixtureEnv {
+    /// The fake kernel with the BTF of `raw`.
+    pub fn new(raw: &[u8]) -> Option<Self> {
+        Some(FixtureEnv {
+            btf: RawBtf::parse(raw)?,
+        })
+    }
+
+    /// Whether `symbol` is one of the fixture's functions.
+    fn has(&self, symbol: &[u8]) -> bool {
+        !symbol.contains(&b':') && self.btf.func(symbol).is_some()
+    }
+}
+
+impl Env for FixtureEnv {
+    fn validate_symbol(&self, symbol: &[u8]) -> Result<(), i32> {
+        if self.has(symbol) {
+            return Ok(());
+        }
+        FakeEnv.validate_symbol(symbol)
+    }
+    fn on_func_entry(&self, symbol: &[u8], offset: u64) -> Result<(), i32> {
+        if symbol.contains(&b':') && !symbol.starts_with(b"loaded_mod:") {
+            // A module that is not loaded has no functions yet.
+            return Err(crate::probe::error::errno::ENOENT);
+        }
+        if self.has(symbol) {
+            // FakeEnv's functions all have their entry at +0 or +4.
+            return FakeEnv.on_func_entry(b"vfs_read", offset);
+        }
+        FakeEnv.on_func_entry(symbol, offset)
+    }
+    fn hash_pointer(&self, addr: u64) -> u64 {
+        FakeEnv.hash_pointer(addr)
+    }
+    fn dentry_name_offset(&self) -> usize {
+        FakeEnv.dentry_name_offset()
+    }
+    fn file_dentry_offset(&self) -> usize {
+        FakeEnv.file_dentry_offset()
+    }
+    fn arch(&self) -> &'static Arch {
+        FakeEnv.arch()
+    }
+    fn stack_words(&self) -> u64 {
+        FakeEnv.stack_words()
+    }
+    fn btf_args(&self) -> bool {
+        true
+    }
+    /// As `btf_find_func_proto()` finds it: by the text as written, so a
+    /// `MOD:SYM` has none.
+    fn btf_func(&self, symbol: &[u8]) -> Option<Func<'_>> {
+        let id = self.btf.func(symbol)?;
+        let proto = self.btf.type_record(id)?[2];
+        Some(Func {
+            btf: &self.btf,
+            proto,
+        })
     }
 }

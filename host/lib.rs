@@ -14,6 +14,7 @@ mod module_src {
     pub mod probe;
 }
 
+pub mod btf_fixture;
 pub mod fake;
 pub mod fuzz;
 

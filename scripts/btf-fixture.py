@@ -19,7 +19,11 @@ import re
 import struct
 import sys
 
-DEPTH = 3  # pointers followed into structs: file->f_path.dentry->d_name.name
+DEPTH = 2  # pointers followed into structs: file->f_path.dentry->d_name.name
+# Ids below this keep their number and type: C reads a type's size as a
+# type id where it expects a pointer (`dfd:string` on an int looks at
+# type 4, char, trace_probe.c:327), so the small ids must be the kernel's.
+KEEP_IDS = 64
 
 INT, PTR, ARRAY, STRUCT, UNION, ENUM, FWD, TYPEDEF, VOLATILE, CONST, RESTRICT, \
     FUNC, FUNC_PROTO, VAR, DATASEC, FLOAT, DECL_TAG, TYPE_TAG, ENUM64 = range(1, 20)
@@ -84,6 +88,8 @@ def main():
             depth[tid] = d
             work.append((tid, d))
 
+    for tid in range(1, KEEP_IDS):
+        reach(tid, DEPTH + 1)
     for f in sorted(funcs):
         if f in by_name:
             reach(by_name[f], 0)
@@ -108,6 +114,7 @@ def main():
             for p in range(vlen):
                 reach(t[3 + 2 * p + 1], d)
     keep = sorted(depth)
+    assert keep[:KEEP_IDS] == list(range(KEEP_IDS))
     new_id = {old: new for new, old in enumerate(keep)}
     out_strings = bytearray(b'\0')
     str_at = {b'': 0}
