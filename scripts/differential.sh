@@ -16,9 +16,13 @@ variant=${1:-ref} # or arm64-ref
 [ "$(variant_kind "$variant")" = ref ] || die "differential.sh: C and the module side by side need a ref variant"
 out=differential; [ "$variant" = ref ] || out=differential-${variant%-ref}
 log=$res/$out-ref.log
+# The trace specs, and on the x86 kernels (which have BTF) the BTF ones.
+trace_specs=(tests/vectors/trace-specs.txt)
+[ "$(variant_arch "$variant")" = x86 ] && trace_specs+=(tests/vectors/trace-specs-btf.txt)
+(cd "$ROOT" && cat "${trace_specs[@]}") > "$res/$out-trace-specs.txt"
 stage "differential: C kprobe_events vs rkprobe_events ($variant)"
 bash "$ROOT/scripts/vm.sh" --timeout 1200 --log "$log" "$variant" -- \
-	'sh /rkpe/guest/differential.sh /rkpe/tests/vectors/specs.txt /rkpe/tests/vectors/trace-specs.txt' >/dev/null
+	"sh /rkpe/guest/differential.sh /rkpe/tests/vectors/specs.txt ${trace_specs[*]/#//rkpe/}" >/dev/null
 done_stage
 console_section "$log" '^=== C$' '^=== RUST$' | drop_kmsg > "$res/$out-c.txt"
 console_section "$log" '^=== RUST$' '^=== DONE$' | drop_kmsg | sed 's/rkprobes/kprobes/g' > "$res/$out-rust.txt"
@@ -33,5 +37,5 @@ else
 	rc=1
 fi
 console_section "$log" '^=== TRACE$' > "$res/$out-trace.txt"
-python3 "$ROOT/scripts/tracediff.py" "$ROOT/tests/vectors/trace-specs.txt" "$res/$out-trace.txt" || rc=1
+python3 "$ROOT/scripts/tracediff.py" "$res/$out-trace-specs.txt" "$res/$out-trace.txt" || rc=1
 exit $rc

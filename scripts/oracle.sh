@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Record what the C implementation answers to tests/vectors/specs.txt, on the
-# ref kernel. `oracle.sh record` rewrites tests/vectors/c-ref.txt (commit it);
-# `oracle.sh verify` checks that the committed file is still what C says.
+# ref kernel. `oracle.sh record` rewrites tests/vectors/c-ref.txt and the BTF
+# fixture the host tests answer the specs with, tests/vectors/btf.raw (the
+# ref kernel's BTF cut down to the specs' functions, scripts/btf-fixture.py;
+# commit both); `oracle.sh verify` checks that the committed files are
+# still what C says and what the kernel's BTF is.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 # Specs and answers are bytes (Latin-1 names): no locale in sed and grep.
@@ -20,12 +23,20 @@ bash "$ROOT/scripts/vm.sh" --c-only --timeout 600 --log "$out.log" ref -- \
 console_section "$out.log" '^=== ORACLE$' '^=== DONE$' | drop_kmsg > "$out"
 done_stage
 grep -q '^=== end$' "$out" || die "oracle output incomplete: $out.log"
+vmlinux=$(readlink -f "$ROOT/build/ref/out")/vmlinux
+btf=$ROOT/build/results/btf.raw
+llvm-objcopy --dump-section .BTF="$btf.full" "$vmlinux" "$btf.elf"
+python3 "$ROOT/scripts/btf-fixture.py" "$btf.full" "$ROOT/tests/vectors/specs.txt" > "$btf"
+rm -f "$btf.full" "$btf.elf"
 case "$mode" in
 record)
 	cp "$out" "$ROOT/tests/vectors/c-ref.txt"
-	echo "recorded $(grep -c '^=== ' "$out") entries into tests/vectors/c-ref.txt"
+	cp "$btf" "$ROOT/tests/vectors/btf.raw"
+	echo "recorded $(grep -c '^=== ' "$out") entries into tests/vectors/c-ref.txt, and tests/vectors/btf.raw"
 	;;
 verify)
+	cmp -s "$ROOT/tests/vectors/btf.raw" "$btf" ||
+		die "oracle: tests/vectors/btf.raw is not the ref kernel's BTF for the specs (make vectors)"
 	if diff -u "$ROOT/tests/vectors/c-ref.txt" "$out"; then
 		echo "oracle: tests/vectors/c-ref.txt matches the C implementation ($(grep -c '^=== ' "$out") entries)"
 	else
