@@ -54,3 +54,25 @@ run RUST rkprobe_events rmem
 run C kprobe_events cmem
 run RUST rkprobe_events rmem2
 run C kprobe_events cmem2
+# With BTF arguments: the time to define N probes whose arguments are looked
+# up in BTF (each line looks the function up, as C does), in one write.
+btf() { # impl file group
+	i=0
+	while [ $i -lt $N ]; do
+		echo "p:$3/b$i vfs_read file->f_path.dentry->d_name.name:string count \$arg4"
+		i=$((i + 1))
+	done > /tmp/btf_lines
+	settle
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	dd if=/tmp/btf_lines of=$T/$2 bs=4M 2>/dev/null || echo "$1|error|the BTF write failed"
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	[ "$(grep -c . $T/$2)" = "$N" ] || echo "$1|error|$(grep -c . $T/$2) BTF probes defined, not $N"
+	: > $T/$2
+	echo "$1|btf_create_s|$(echo "$t1 $t0" | awk '{print $1 - $2}')"
+}
+if grep -q '<argname>' $T/README; then
+	btf RUST rkprobe_events rbtf
+	btf C kprobe_events cbtf
+	btf RUST rkprobe_events rbtf2
+	btf C kprobe_events cbtf2
+fi

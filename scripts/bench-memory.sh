@@ -24,7 +24,8 @@ for impl, what, v in rows:
         vals.setdefault((impl, what), []).append(float(v))
 names = {'slab_kb': 'slab growth, KB', 'percpu_kb': 'per-CPU growth, KB', 'memavailable_drop_kb': 'MemAvailable drop, KB',
          'create_s': f'create {n} in one write, s', 'truncate_s': f'remove {n} by truncation, s',
-         'minus_s': f'remove {n} by one write of `-:` lines, s', 'dyn_truncate_s': f'remove {n} by truncating dynamic_events, s'}
+         'minus_s': f'remove {n} by one write of `-:` lines, s', 'dyn_truncate_s': f'remove {n} by truncating dynamic_events, s',
+         'btf_create_s': f'create {n} BTF probes `p vfs_read file->f_path.dentry->d_name.name:string count $arg4` in one write, s'}
 out = [f'| {n} probes `p vfs_read a=%di b=+0(%si):u64` | C (runs) | module (runs) | module / C |', '|---|---:|---:|---:|']
 for k, label in names.items():
     c, r = vals.get(('C', k), []), vals.get(('RUST', k), [])
