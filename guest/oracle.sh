@@ -12,6 +12,9 @@
 #   oracle.sh SPECS [EVENTS_FILE]
 specs=$1
 events=${2:-kprobe_events}
+# The specs' module functions are trace-events-sample's (a C module, with
+# module BTF on the x86 kernels).
+modprobe trace-events-sample || exit 1
 cd /sys/kernel/tracing || exit 1
 echo 0 > tracing_on
 varies=

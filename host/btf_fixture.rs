@@ -98,9 +98,17 @@ impl FixtureEnv {
         })
     }
 
-    /// Whether `symbol` is one of the fixture's functions.
+    /// Whether `symbol` (`[MOD:]SYM`) is one of the fixture's functions:
+    /// those of vmlinux and of the loaded module it has the BTF of
+    /// (trace-events-sample, whose functions the specs name with and
+    /// without `MOD:`).
     fn has(&self, symbol: &[u8]) -> bool {
-        !symbol.contains(&b':') && self.btf.func(symbol).is_some()
+        let name = match symbol.iter().position(|&c| c == b':') {
+            Some(p) if &symbol[..p] == b"trace_events_sample" => &symbol[p + 1..],
+            Some(_) => return false,
+            None => symbol,
+        };
+        self.btf.func(name).is_some()
     }
 }
 
@@ -112,7 +120,7 @@ impl Env for FixtureEnv {
         FakeEnv.validate_symbol(symbol)
     }
     fn on_func_entry(&self, symbol: &[u8], offset: u64) -> Result<(), i32> {
-        if symbol.contains(&b':') && !symbol.starts_with(b"loaded_mod:") {
+        if symbol.contains(&b':') && !self.has(symbol) && !symbol.starts_with(b"loaded_mod:") {
             // A module that is not loaded has no functions yet.
             return Err(crate::probe::error::errno::ENOENT);
         }

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Cut a kernel's BTF down to what the probe specs of tests/vectors/ need.
 
-    btf-fixture.py RAW_BTF SPECS... > FIXTURE
+    btf-fixture.py RAW_BTF [--module MODULE_BTF]... SPECS... > FIXTURE
 
 RAW_BTF is a kernel's raw BTF (`llvm-objcopy --dump-section .BTF=F vmlinux`,
-or /sys/kernel/btf/vmlinux); SPECS are spec files (tests/vectors/specs.txt).
+or /sys/kernel/btf/vmlinux); a MODULE_BTF is a module's (split) BTF on top of
+it (the .BTF section of its .ko), whose types continue vmlinux's as the
+kernel numbers them; SPECS are spec files (tests/vectors/specs.txt).
 The fixture is raw BTF again (the uapi format, little-endian), holding every
 function the specs probe (the word after `p`/`r`, without `MOD:` or an
 offset) and the types they lead to: every type a parameter or return type
@@ -42,13 +44,16 @@ def record_words(info):
     return 3
 
 
-def parse(raw):
+def parse(raw, types=None, strings=b''):
+    """Types and strings of raw BTF; with the base's `types` and `strings`,
+    of split BTF on top of them (ids and string offsets continue the
+    base's)."""
     magic, version, flags, hdr_len, type_off, type_len, str_off, str_len = \
         struct.unpack_from('<HBBIIIII', raw, 0)
     assert magic == 0xeB9F, 'not raw BTF (or not little-endian)'
     t0, s0 = hdr_len + type_off, hdr_len + str_off
-    strings = raw[s0:s0 + str_len]
-    types = [[0, 0, 0]]  # id 0: void
+    strings = strings + raw[s0:s0 + str_len]
+    types = list(types or [[0, 0, 0]])  # id 0: void
     pos = t0
     while pos < t0 + type_len:
         info = struct.unpack_from('<I', raw, pos + 4)[0]
@@ -63,10 +68,13 @@ def name_of(strings, off):
 
 
 def main():
-    raw = open(sys.argv[1], 'rb').read()
-    types, strings = parse(raw)
+    args = sys.argv[1:]
+    types, strings = parse(open(args.pop(0), 'rb').read())
+    while args and args[0] == '--module':
+        types, strings = parse(open(args[1], 'rb').read(), types, strings)
+        args = args[2:]
     funcs = set()
-    for spec_file in sys.argv[2:]:
+    for spec_file in args:
         for line in open(spec_file, 'rb'):
             words = line.split()
             if len(words) < 2 or line.startswith(b'#') or words[0][:1] not in (b'p', b'r'):

@@ -26,8 +26,11 @@ grep -q '^=== end$' "$out" || die "oracle output incomplete: $out.log"
 vmlinux=$(readlink -f "$ROOT/build/ref/out")/vmlinux
 btf=$ROOT/build/results/btf.raw
 llvm-objcopy --dump-section .BTF="$btf.full" "$vmlinux" "$btf.elf"
-python3 "$ROOT/scripts/btf-fixture.py" "$btf.full" "$ROOT/tests/vectors/specs.txt" > "$btf"
-rm -f "$btf.full" "$btf.elf"
+# The module the specs name, with its BTF (guest/oracle.sh loads it).
+ko=$(find "$(readlink -f "$ROOT/build/ref/modroot")" -name trace-events-sample.ko)
+llvm-objcopy --dump-section .BTF="$btf.mod" "$ko" "$btf.elf"
+python3 "$ROOT/scripts/btf-fixture.py" "$btf.full" --module "$btf.mod" "$ROOT/tests/vectors/specs.txt" > "$btf"
+rm -f "$btf.full" "$btf.mod" "$btf.elf"
 case "$mode" in
 record)
 	cp "$out" "$ROOT/tests/vectors/c-ref.txt"
