@@ -167,6 +167,22 @@ impl crate::probe::btf::Btf for kernel::btf::Btf {
     }
 }
 
+// The probe language's record lengths are the kernel crate's, for every
+// kind (an unknown one is `None` in both).
+#[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
+const _: () = {
+    let mut kind = 0;
+    while kind < 32 {
+        let info = (kind << 24) | 3;
+        let ours = crate::probe::btf::record_words(info);
+        assert!(match kernel::btf::record_words(info) {
+            Some(w) => matches!(ours, Some(o) if o == w),
+            None => ours.is_none(),
+        });
+        kind += 1;
+    }
+};
+
 /// `btf_find_func_proto()` (trace_btf.c:13-37): the BTF of function
 /// `name` and the id of its `FUNC_PROTO`.
 #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]

@@ -13,7 +13,8 @@
 //! `bpf_find_btf_id()`, `btf_name_by_offset()` and `btf_put()` are not
 //! exported to modules; the functions here are plain functions of the
 //! kernel crate, `#[inline(never)]` so that a module's call is not inlined
-//! into the module (as in [`kallsyms`](crate::kallsyms)).
+//! into the module (as in `kallsyms`). Ids are in section order: the
+//! kernel adds records as they follow one another in the type section.
 //!
 //! C header: [`include/linux/btf.h`](srctree/include/linux/btf.h)
 //!
@@ -68,8 +69,9 @@ pub const fn vlen(info: u32) -> u32 {
 }
 
 /// Words of a record with `info`, the three of `struct btf_type` included
-/// (`btf_type_size()`); `None` for a kind this kernel does not know.
-const fn record_words(info: u32) -> Option<usize> {
+/// (`btf_type_size()`); `None` for a kind this kernel does not know (the
+/// kernel refuses BTF with one, `btf_check_meta()`).
+pub const fn record_words(info: u32) -> Option<usize> {
     let vlen = vlen(info) as usize;
     let extra = match kind(info) {
         // UNKN (void), PTR, FWD, TYPEDEF, VOLATILE, CONST, RESTRICT, FUNC,
@@ -98,11 +100,13 @@ pub struct Btf {
     ptr: NonNull<bindings::btf>,
 }
 
-// SAFETY: a `struct btf` is not changed once it is published, and its
-// reference count is atomic, so the reference may be used and dropped on any
-// thread.
+// SAFETY: a `Btf` reads only the types array and the type and string
+// sections of a `struct btf`, which are not written once it is published
+// (module BTF is relocated before), and `btf_put()` may run on any thread
+// (an atomic count; `btf_free_id()` takes its lock with interrupts saved,
+// and the BTF is freed after an RCU grace period).
 unsafe impl Send for Btf {}
-// SAFETY: see `Send`: `&Btf` only reads.
+// SAFETY: see `Send`: `&Btf` only reads what does not change.
 unsafe impl Sync for Btf {}
 
 impl Btf {
@@ -122,13 +126,15 @@ impl Btf {
         // success, with a reference the caller owns.
         let id = unsafe { bindings::bpf_find_btf_id(name.as_char_ptr(), kind, &mut btf) };
         to_result(id)?;
+        // Always set with a positive id; the check costs nothing.
         let ptr = NonNull::new(btf).ok_or(crate::error::code::ENOENT)?;
         // INVARIANT: `bpf_find_btf_id()` took a reference for the caller.
         Ok((Btf { ptr }, id as u32))
     }
 
     /// The record of type `id` (`btf_type_by_id()`), `None` past the last
-    /// id. Id 0 is `void`, three zero words.
+    /// id. Id 0 is `void`, three zero words. (`btf_type_by_id()` is
+    /// exported; `#[inline(never)]` as the others, for one shape.)
     #[inline(never)]
     pub fn type_record(&self, id: u32) -> Option<&[u32]> {
         // SAFETY: `self.ptr` is a BTF this value holds a reference to.
@@ -136,15 +142,21 @@ impl Btf {
         if t.is_null() {
             return None;
         }
-        // SAFETY: `t` is a record of this BTF: its first words are a
-        // `struct btf_type`, aligned for `u32`.
+        // SAFETY: `t` is a record of this BTF, or for id 0 the static
+        // `btf_void` (12 zero bytes): its first words are a
+        // `struct btf_type`. The type section starts 4-aligned (the kernel
+        // checks `type_off`; the header is pahole's 24 bytes and the data
+        // the kernel's own copy or section), as C's reads of `t->info`
+        // assume too.
         let info = unsafe { (*t).info };
         let words = record_words(info)?;
         // SAFETY: the kernel checked, when it loaded this BTF, that every
         // record's data (`btf_type_size()` bytes, what `record_words()`
-        // counts) lies in its type section; the section lives while the BTF
-        // does (a split BTF's base, vmlinux's, lives forever), and this
-        // value holds a reference to it for the lifetime of the slice.
+        // counts) lies in its type section (`btf_check_meta()`); `void`
+        // has no data past its head. The section is not written after the
+        // BTF is published and lives while it does (a split BTF's ids below
+        // its own are vmlinux's, which lives forever), and this value holds
+        // a reference for the lifetime of the slice.
         Some(unsafe { core::slice::from_raw_parts(t.cast::<u32>(), words) })
     }
 

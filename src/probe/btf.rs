@@ -61,7 +61,9 @@ pub mod kind {
     pub const ENUM64: u32 = 19;
 }
 
-/// The BTF that holds a function's type (vmlinux's or its module's).
+/// The BTF that holds a function's type (vmlinux's or its module's). Ids
+/// are in section order, as the kernel numbers them: record `id + 1`
+/// follows record `id` ([`int_data`] reads past a record as C does).
 pub trait Btf {
     /// `btf_type_by_id()`: the record of type `id` (see the module
     /// documentation), `None` past the last id. Id 0 is `void`: a record
