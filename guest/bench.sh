@@ -27,8 +27,9 @@ aarch64)
 		sed -e 's/+112(%di)/+0(%di)/g' -e 's/%di/%x0/g; s/%si/%x1/g; s/%dx/%x2/g; s/%cx/%x3/g' \
 			-e 's/%r8/%x4/g; s/%r9/%x5/g; s/%ax/%x6/g; s/%bx/%x7/g'
 	}
-	# arm64's kernels have no BTF: no BTF rows.
-	arch_row() { case "$1" in p+* | *'->'*) return 1 ;; esac; }
+	# arm64's kernels have no BTF: no BTF rows, nor the hand-written
+	# programs beside them (x86-64's struct offsets).
+	arch_row() { case "$1|$2" in p+* | *'->'* | *'|at:'*) return 1 ;; esac; }
 	;;
 *)
 	SYS=__x64_sys_getppid
@@ -58,7 +59,8 @@ done
 # enable_event trigger on module_free, which does not fire in the loop:
 # the event is soft-disabled, so each hit is the kprobe core, the dispatch
 # and the soft-disabled test, nothing written; the floor of a probe),
-# "module-only" (C's does not survive the row: the module alone is measured).
+# "module-only" (C's does not survive the row: the module alone is measured),
+# "at:FUNC" (the probe is on FUNC, which each getppid calls once).
 measure() {
 	if [ $1 = C ]; then f=kprobe_events; g=kprobes; else f=rkprobe_events; g=rkprobes; fi
 	# (sh has no locals: these names are measure's own.)
@@ -66,7 +68,9 @@ measure() {
 	m_off=
 	[ "$m_kind" = "$2" ] || m_off=+${2#*+}
 	echo > $f
-	echo "$m_kind:bench $SYS$m_off$3" >> $f || { echo "$1|$4|rejected"; return; }
+	m_place=$SYS
+	case "$5" in at:*) m_place=${5#at:} ;; esac
+	echo "$m_kind:bench $m_place$m_off$3" >> $f || { echo "$1|$4|rejected"; return; }
 	case "$5" in
 	filter) echo 'a == 0' > events/$g/bench/filter || { echo "$1|$4|rejected"; return; } ;;
 	two) mkdir instances/bench2 && echo 1 > instances/bench2/events/$g/bench/enable || { echo "$1|$4|rejected"; return; } ;;
@@ -115,7 +119,7 @@ while IFS= read -r row; do
 		label=${rest#*|}
 	fi
 	[ -z "$QUICK" ] || quick_row "$label" || continue
-	arch_row "$spec" || continue
+	arch_row "$spec" "$mode" || continue
 	spec=$(echo "$spec" | arch_spec)
 	label=$(echo "$label" | arch_spec)
 	kind=${spec%% *}
@@ -142,12 +146,14 @@ p a=%di b=%si c=%dx d=%cx e=%r8 f=%r9 g=%ax h=%bx
 $ARGS128||p 128 registers
 p u=+0(%di):u64
 p f=+0(+8(%di)):u32
-# A BTF field chain and the program a user would write by hand for it
-# (the syscall's `const struct pt_regs *regs`, `di` at +112).
-p u=regs->di
-p u=+112(%di):u64
-p f=regs->di:u32 g=regs->si:u32
-p f=+112(%di):u32 g=+104(%di):u32
+# BTF field chains and the programs a user would write by hand for them,
+# on __task_pid_nr_ns(), which getppid calls once (the syscall wrapper has
+# no BTF). The offsets are this kernel's (task_struct: pid at 1024,
+# real_parent at 1040, comm at 1504).
+p a=task->pid|at:__task_pid_nr_ns|p a=task->pid (BTF, on __task_pid_nr_ns)
+p a=+1024(%di):s32|at:__task_pid_nr_ns|p a=+1024(%di):s32 (on __task_pid_nr_ns)
+p s=task->real_parent->comm:string|at:__task_pid_nr_ns|p s=task->real_parent->comm:string (BTF, on __task_pid_nr_ns)
+p s=+1504(+1040(%di)):string|at:__task_pid_nr_ns|p s=+1504(+1040(%di)):string (on __task_pid_nr_ns)
 p s=@init_uts_ns:string
 p s=@linux_banner:string
 p u=+0(+112(%di)):ustring

@@ -26,7 +26,9 @@
 //!    (the `dyn_event::Provider` of `trace_kprobe::Probes`).
 //! 2. `probe::command::parse` turns the line into a probe, step by step as
 //!    `__trace_kprobe_create()` does, and asks `kernel_env::KernelEnv` what it
-//!    needs from the running kernel.
+//!    needs from the running kernel: symbols, function entries, and with BTF
+//!    arguments the probed function's BTF (`kernel::btf`), held until the
+//!    line is parsed.
 //! 3. The registry (`trace_kprobe::Probes`) finds or makes the probe's event,
 //!    registers the kprobe disarmed, and adds it to the event's probes to arm.
 //! 4. While the event is enabled in an instance or open by perf, its kprobes

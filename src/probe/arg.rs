@@ -807,10 +807,7 @@ fn parse_var(s: &[u8], code: &mut Program, ci: &mut usize, ctx: &mut Ctx<'_, '_>
             return Err(ctx.err(Code::BadArgNum, ctx.offset));
         };
         if ctx.flags.is_function_entry() {
-            Insn {
-                param: n,
-                ..Insn::new(Op::Arg)
-            }
+            entry_arg(n, ctx.arch)
         } else if ctx.flags.is_function_return() {
             let Some(off) = ctx.entry.store(n) else {
                 return Err(ParseError::silent(errno::ENOMEM));
@@ -827,6 +824,24 @@ fn parse_var(s: &[u8], code: &mut Program, ci: &mut usize, ctx: &mut Ctx<'_, '_>
     };
     set(code, *ci, insn);
     Ok(())
+}
+
+/// Argument `n` (0-based) at a function entry: C's `FETCH_OP_ARG`. One
+/// passed in a register is read as that register ([`Op::Reg`]), which is
+/// what `regs_get_kernel_argument()` returns for it, without looking the
+/// register up on every hit; the others are [`Op::Arg`].
+pub(super) fn entry_arg(n: u16, arch: &Arch) -> Insn {
+    match arch.argument_registers.get(usize::from(n)) {
+        // A pt_regs offset (below 256).
+        Some(&off) => Insn {
+            param: off as u16,
+            ..Insn::new(Op::Reg)
+        },
+        None => Insn {
+            param: n,
+            ..Insn::new(Op::Arg)
+        },
+    }
 }
 
 /// `finalize_fetch_insn()`, trace_probe.c:1325-1441: the store, the

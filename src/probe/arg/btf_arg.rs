@@ -4,8 +4,9 @@
 //! `$retval`, and the types, string fetches and bitfields BTF gives them
 //! (trace_probe.c:316-741, built with `CONFIG_PROBE_EVENTS_BTF_ARGS`).
 //!
-//! A parameter is what `$argN` fetches (`Op::Arg`, or at a return
-//! `Op::Edata` through the entry data); each `->` adds one `Op::Deref` by
+//! A parameter is what `$argN` fetches (its register, `Op::Reg`, or
+//! `Op::Arg` past them; at a return `Op::Edata` through the entry data);
+//! each `->` adds one `Op::Deref` by
 //! the byte offset of the fields it names, `.` adding up offsets within one
 //! struct. So `file->f_path.dentry` on `vfs_read()` is the program of
 //! `+0x48($arg1)`, and the hit path needs nothing new.
@@ -177,14 +178,7 @@ pub(super) fn parse(
         // Fewer than 0x10000 parameters (the `vlen` of the prototype).
         let n = i as u16;
         if ctx.flags.is_function_entry() {
-            set(
-                code,
-                *ci,
-                Insn {
-                    param: n,
-                    ..Insn::new(Op::Arg)
-                },
-            );
+            set(code, *ci, super::entry_arg(n, ctx.arch));
         } else if ctx.flags.is_function_return() {
             let Some(off) = ctx.entry.store(n) else {
                 return Err(ParseError::silent(errno::ENOMEM));

@@ -42,6 +42,12 @@ fn described(line: &str) -> Vec<(String, String, &'static str)> {
 }
 
 /// The program of an argument: `(op, offset, param, size)` up to the end.
+/// What `$argN` (0-based `n`, in a register) compiles to at an entry: the
+/// register (x86-64's `di`, `si`, `dx`, `cx`, `r8`, `r9`).
+fn arg(n: usize) -> (Op, i64, u16, u8) {
+    (Op::Reg, 0, [112, 104, 96, 88, 72, 64][n], 0)
+}
+
 fn program(a: &Arg) -> Vec<(Op, i64, u16, u8)> {
     a.program()
         .map(|i| (i.op, i.offset, i.param, i.size))
@@ -179,7 +185,7 @@ fn expansion() {
     assert_eq!(types, ["x64", "x64", "u64", "x64"]);
     let args = probe_args("p vfs_read $arg*");
     for (i, a) in args.iter().enumerate() {
-        assert_eq!(program(a)[0], (Op::Arg, 0, i as u16, 0));
+        assert_eq!(program(a)[0], arg(i));
     }
     // At a return, through the entry data.
     let env = FakeBtfEnv::new();
@@ -200,7 +206,7 @@ fn expansion() {
     assert_eq!(described("p vfs_read $arg*foo").len(), 4);
     // `name=$argN` and `$argN` inside an expression are not expanded.
     let args = probe_args("p vfs_read x=$arg2 +0($arg1)");
-    assert_eq!(program(&args[0])[0], (Op::Arg, 0, 1, 0));
+    assert_eq!(program(&args[0])[0], arg(1));
     assert_eq!(args[1].name(), b"arg2");
     // simple_strtoul() into an int: 2^32 + 1 is 1.
     assert_eq!(described("p vfs_read $arg4294967297")[0].0, "file");
@@ -265,7 +271,7 @@ fn expansion_without_btf() {
     let args = probe_args("p tracefs_create_dir $arg2");
     assert_eq!(
         (args[0].name(), program(&args[0])[0].0),
-        (&b"arg1"[..], Op::Arg)
+        (&b"arg1"[..], Op::Reg)
     );
     // A function without parameters: no expansion either...
     check("p schedule ^$arg*", Code::NosupBtfarg, errno::EOPNOTSUPP);
@@ -349,14 +355,14 @@ fn dentry_rewrite_after_expansion() {
 fn names_and_fields() {
     // A parameter is what $argN fetches.
     let args = probe_args("p vfs_read file count pos");
-    assert_eq!(program(&args[1])[0], (Op::Arg, 0, 2, 0));
+    assert_eq!(program(&args[1])[0], arg(2));
     assert_eq!(args[1].ty, TypeId::find(b"u64").unwrap());
     // One dereference per `->`, `.` adding offsets.
     let a = &probe_args("p vfs_read file->f_path.dentry->d_name.name:string")[0];
     assert_eq!(
         program(a),
         [
-            (Op::Arg, 0, 0, 0),
+            arg(0),
             (Op::Deref, 0x48, 0, 0),
             (Op::Deref, 0x28, 0, 0),
             (Op::StString, 0, 0, 4),
@@ -367,7 +373,7 @@ fn names_and_fields() {
     assert_eq!(
         program(a),
         [
-            (Op::Arg, 0, 0, 0),
+            arg(0),
             (Op::StMem, i64::from(layout::FILE_F_POS), 0, 8),
             (Op::End, 0, 0, 0),
         ]
@@ -513,17 +519,13 @@ fn strings() {
     let a = &probe_args("p do_sys_openat2 filename:ustring")[0];
     assert_eq!(
         program(a),
-        [
-            (Op::Arg, 0, 1, 0),
-            (Op::StUString, 0, 0, 4),
-            (Op::End, 0, 0, 0)
-        ]
+        [arg(1), (Op::StUString, 0, 0, 4), (Op::End, 0, 0, 0)]
     );
     let a = &probe_args("p kernel_clone args->name:string")[0];
     assert_eq!(
         program(a),
         [
-            (Op::Arg, 0, 0, 0),
+            arg(0),
             (Op::Deref, i64::from(layout::KCA_NAME), 0, 0),
             (Op::StString, 0, 0, 4),
             (Op::End, 0, 0, 0),
@@ -534,7 +536,7 @@ fn strings() {
     assert_eq!(
         program(a),
         [
-            (Op::Arg, 0, 0, 0),
+            arg(0),
             (Op::StString, i64::from(layout::DENTRY_D_INAME), 0, 4),
             (Op::End, 0, 0, 0),
         ]
@@ -586,7 +588,7 @@ fn bitfields() {
     assert_eq!(
         program(a),
         [
-            (Op::Arg, 0, 0, 0),
+            arg(0),
             (Op::StMem, 0x2c, 0, 4),
             (Op::ModBf, 0, 0, 4),
             (Op::End, 0, 0, 0),
