@@ -12,6 +12,7 @@
 #   make bench-vm C and the module side by side in the ref VM under -icount
 #   make bench-vm-arm64  the same on the arm64 ref kernel
 #   make bench-memory  memory per probe and bulk create/remove, C and module
+#   make bench-create  instructions to define a probe (plain, BTF), C and module, -icount
 #   make profile  where a hit's instructions go: make profile SPEC='p a=%di' [IMPL=--c]
 #   make vectors  re-record tests/vectors/c-ref.txt from the C implementation (ref kernel)
 #   make series   the patch series against pristine 6.12 into build/series (git format-patch)
@@ -24,7 +25,7 @@ VARIANT ?= test
 
 FUZZ_SECONDS ?= 300
 
-.PHONY: run shell check kernel deps host-test fuzz bench bench-vm bench-vm-arm64 bench-memory profile vectors series apply checkpatch series-build clean
+.PHONY: run shell check kernel deps host-test fuzz bench bench-vm bench-vm-arm64 bench-memory bench-create profile vectors series apply checkpatch series-build clean
 
 run:
 	@bash scripts/run.sh
@@ -60,6 +61,9 @@ bench-vm-arm64:
 
 bench-memory:
 	@bash scripts/bench-memory.sh
+
+bench-create:
+	@bash scripts/bench-create.sh
 
 SPEC ?= p a=%di
 profile:

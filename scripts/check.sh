@@ -170,6 +170,8 @@ lane_b() {
 	if [ -e "$ROOT/build/ref/bzImage" ]; then
 		step "vm ref: hit cost module/C under -icount, at most 2% above tests/bench/ratios.txt" \
 			bash "$ROOT/scripts/bench-vm.sh" --check
+		step "vm ref: defining a probe, plain and with BTF, takes the module at most C's instructions (-icount)" \
+			bash "$ROOT/scripts/bench-create.sh" --check
 	fi
 }
 LANE=a lane_a > "$R/lane-a.log" 2>&1 &

@@ -5,7 +5,7 @@
 # initramfs), each rebuilt only when its source is newer or its content
 # changed, so that the initramfs is not rebuilt for nothing:
 #   guest-bins.sh [--arch x86|arm64] [NAME...]
-#                             perf_bpf getppid_loop rkpe-trigger hostile
+#                             perf_bpf getppid_loop timed_write rkpe-trigger hostile
 #                             (all by default); for arm64 into build/bin-arm64
 #                             (lib.sh guest_bin_dir), with clang and lld
 # make check builds them all before its lanes: the initramfs then holds the
@@ -29,13 +29,14 @@ names=("$@")
 if [ $# = 0 ]; then
 	case "$arch" in
 	arm64) names=(perf_bpf getppid_loop hostile) ;;
-	*) names=(perf_bpf getppid_loop rkpe-trigger hostile) ;;
+	*) names=(perf_bpf getppid_loop timed_write rkpe-trigger hostile) ;;
 	esac
 fi
 for n in "${names[@]}"; do
 	case "$n" in
 	perf_bpf) static perf_bpf "$ROOT/tests/bench/perf_bpf.c" ;;
 	getppid_loop) static getppid_loop "$ROOT/tests/bench/getppid_loop.c" ;;
+	timed_write) static timed_write "$ROOT/tests/bench/timed_write.c" ;;
 	rkpe-trigger) static rkpe-trigger "$ROOT/tests/tools/trigger.c" ;;
 	hostile)
 		# scripts/hostile.sh's lines and program, copied only when changed.

@@ -137,8 +137,15 @@ const _: () = {
 
 /// Parse-time environment of one line: it holds the BTF of the probed
 /// function, once looked up, until the line is parsed (C's
-/// `clear_btf_context()` in `traceprobe_finish_parse()`).
+/// `clear_btf_context()` in `traceprobe_finish_parse()`), and the address
+/// of the probed symbol when counting it found it once, in the kernel.
 pub(crate) struct KernelEnv {
+    /// The address [`Env::validate_symbol`] found for the symbol it was
+    /// last given (the line's probed symbol, which `on_func_entry` asks
+    /// about next): C searches the name three more times (its function
+    /// entry, `trace_kprobe_address()`, the kprobe core), where an address
+    /// of the kernel image, which does not move, can stand for it.
+    symbol_address: core::cell::Cell<Option<usize>>,
     /// The probed function's BTF and the id of its `FUNC_PROTO`, once
     /// asked (`None` inside: no BTF has it).
     #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
@@ -148,9 +155,16 @@ pub(crate) struct KernelEnv {
 impl KernelEnv {
     pub(crate) fn new() -> Self {
         KernelEnv {
+            symbol_address: core::cell::Cell::new(None),
             #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
             func: core::cell::OnceCell::new(),
         }
+    }
+
+    /// The address of the line's probed symbol, when it is one symbol of
+    /// the kernel image (not `MOD:SYM`, not in a module).
+    pub(crate) fn symbol_address(&self) -> Option<usize> {
+        self.symbol_address.get()
     }
 }
 
@@ -302,19 +316,24 @@ impl Env for KernelEnv {
         // validate_probe_symbol(): `MOD:SYM` counts in that module only; a
         // module that is not loaded has no symbols, and is accepted (the
         // probe is registered when it loads).
+        self.symbol_address.set(None);
         let (module, name) = split_module(symbol);
         // kstrdup() failing in C is ENOMEM, not an unknown symbol.
         let name = cstring(name).map_err(|_| errno::ENOMEM)?;
         let n = match module {
             Some(m) => {
                 let m = cstring(m).map_err(|_| errno::ENOMEM)?;
-                let n = kallsyms::count(Some(&m), &name);
+                let n = kallsyms::count(Some(&m), &name).count;
                 if n == 0 {
                     return Ok(());
                 }
                 n
             }
-            None => kallsyms::count(None, &name),
+            None => {
+                let c = kallsyms::count(None, &name);
+                self.symbol_address.set(c.kernel_address);
+                c.count
+            }
         };
         match n {
             0 => Err(errno::ENOENT),
@@ -324,8 +343,14 @@ impl Env for KernelEnv {
     }
 
     fn on_func_entry(&self, symbol: &[u8], offset: u64) -> Result<(), i32> {
-        let s = cstring(symbol).map_err(|_| errno::ENOENT)?;
-        kallsyms::on_func_entry(&s, offset as u32).map_err(|e| -e.to_errno())
+        let r = match self.symbol_address.get() {
+            Some(a) => kallsyms::on_func_entry_at(a, offset as u32),
+            None => {
+                let s = cstring(symbol).map_err(|_| errno::ENOENT)?;
+                kallsyms::on_func_entry(&s, offset as u32)
+            }
+        };
+        r.map_err(|e| -e.to_errno())
     }
 
     fn hash_pointer(&self, addr: u64) -> u64 {

@@ -469,7 +469,8 @@ impl Probes {
     fn create(&self, ty: &Type<Probes>, line: &[u8], tokens: &mut Tokens) -> Result<(), Fail> {
         // The environment holds the probed function's BTF while the line
         // is parsed.
-        let parsed = command::parse(line, tokens, &KernelEnv::new(), Args(KVec::new()));
+        let env = KernelEnv::new();
+        let parsed = command::parse(line, tokens, &env, Args(KVec::new()));
         let mut spec = match parsed {
             Ok(None) => return Ok(()),
             Ok(Some(p)) => p,
@@ -550,7 +551,7 @@ impl Probes {
             }),
             GFP_KERNEL,
         )?;
-        let probe = match register(&shared, &self.buffers, None) {
+        let probe = match register(&shared, &self.buffers, None, env.symbol_address()) {
             Ok(p) => p,
             // A probe on a module that is not loaded waits for it; so does
             // a probe on an address in no symbol (trace_kprobe.c:616-620).
@@ -720,7 +721,7 @@ impl Probes {
             // fails, the probe still shows its counts (and arms nothing:
             // an unregistered kprobe is skipped).
             p.unregister();
-            match register(&shared, &self.buffers, Some(counts))
+            match register(&shared, &self.buffers, Some(counts), None)
                 .and_then(|k| shared.event.attach(&k).map(|()| k))
             {
                 Ok(k) => *p = k,

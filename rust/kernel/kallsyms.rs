@@ -17,8 +17,10 @@
 //! let addr = kallsyms::lookup_name(c_str!("vfs_read"));
 //! assert_ne!(addr, 0);
 //! assert_eq!(kallsyms::lookup_name(c_str!("no_such_symbol_zz")), 0);
-//! assert_eq!(kallsyms::count(None, c_str!("vfs_read")), 1);
-//! assert_eq!(kallsyms::count(None, c_str!("no_such_symbol_zz")), 0);
+//! let c = kallsyms::count(None, c_str!("vfs_read"));
+//! assert_eq!((c.count, c.kernel_address), (1, Some(addr)));
+//! let c = kallsyms::count(None, c_str!("no_such_symbol_zz"));
+//! assert_eq!((c.count, c.kernel_address), (0, None));
 //!
 //! let mut buf = [0u8; kallsyms::SYMBOL_LEN];
 //! let n = kallsyms::sprint_symbol(addr + 4, &mut buf);
@@ -29,6 +31,8 @@
 //! // A function entry is +0 (up to +4, the ENDBR, with IBT); +5 is not.
 //! assert!(kallsyms::on_func_entry(c_str!("vfs_read"), 0).is_ok());
 //! assert_eq!(kallsyms::on_func_entry(c_str!("vfs_read"), 5), Err(EINVAL));
+//! assert!(kallsyms::on_func_entry_at(addr, 0).is_ok());
+//! assert_eq!(kallsyms::on_func_entry_at(addr, 5), Err(EINVAL));
 //! assert_ne!(kallsyms::hash_pointer(addr), 0);
 //! ```
 
@@ -47,14 +51,17 @@ pub fn lookup_name(name: &CStr) -> usize {
     unsafe { bindings::kallsyms_lookup_name(name.as_char_ptr()) as usize }
 }
 
-/// Counts one symbol in the `usize` at `data`: [`count`]'s callback for the kernel's own symbols.
+/// Counts one symbol of the kernel's own in the [`Count`] at `data`, keeping
+/// its address: [`count`]'s callback.
 ///
 /// # Safety
 ///
-/// `data` must be the `usize` counter given to the iteration.
-unsafe extern "C" fn count_one(data: *mut c_void, _addr: usize) -> core::ffi::c_int {
-    // SAFETY: `data` is the counter passed below.
-    unsafe { *data.cast::<usize>() += 1 };
+/// `data` must be the `Count` given to the iteration.
+unsafe extern "C" fn count_one(data: *mut c_void, addr: usize) -> core::ffi::c_int {
+    // SAFETY: `data` is the `Count` passed below.
+    let c = unsafe { &mut *data.cast::<Count>() };
+    c.count += 1;
+    c.kernel_address = Some(addr);
     0
 }
 
@@ -124,18 +131,34 @@ pub fn module_loaded(name: &CStr) -> bool {
     }
 }
 
+/// How many symbols have a name, and where the only one is when it is the
+/// kernel's own (see [`count`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Count {
+    /// How many symbols are called that.
+    pub count: usize,
+    /// The address of the symbol when there is exactly one and it is in the
+    /// kernel image, not in a module: it stays where it is, so it can stand
+    /// for the name in later lookups ([`on_func_entry_at`], registering a
+    /// kprobe at an address), each of which would search the name again.
+    pub kernel_address: Option<usize>,
+}
+
 /// How many symbols are called `name`: in the kernel and every module, or
 /// in module `module` only (`number_of_same_symbols()`, trace_kprobe.c).
 #[inline(never)]
-pub fn count(module: Option<&CStr>, name: &CStr) -> usize {
-    let mut n = 0usize;
+pub fn count(module: Option<&CStr>, name: &CStr) -> Count {
+    let mut n = Count {
+        count: 0,
+        kernel_address: None,
+    };
     if module.is_none() {
         // SAFETY: the callback only counts; `n` outlives the call.
         unsafe {
             bindings::kallsyms_on_each_match_symbol(
                 Some(count_one),
                 name.as_char_ptr(),
-                (&mut n as *mut usize).cast(),
+                (&mut n as *mut Count).cast(),
             )
         };
     }
@@ -149,7 +172,11 @@ pub fn count(module: Option<&CStr>, name: &CStr) -> usize {
             (&mut c as *mut ModCount<'_>).cast(),
         )
     };
-    n + c.count
+    n.count += c.count;
+    if n.count != 1 {
+        n.kernel_address = None;
+    }
+    n
 }
 
 /// Writes `sym+0xoff/0xsize [mod]` for `addr` (or its hex value) into
@@ -237,6 +264,20 @@ pub fn on_func_entry(sym: &CStr, offset: u32) -> Result {
     // SAFETY: `sym` is NUL-terminated.
     crate::error::to_result(unsafe {
         bindings::kprobe_on_func_entry(core::ptr::null_mut(), sym.as_char_ptr(), offset as _)
+    })
+}
+
+/// As [`on_func_entry`], for the symbol at `addr` (a [`Count::kernel_address`]),
+/// without searching its name again: `kprobe_on_func_entry(addr, NULL, offset)`.
+///
+/// # Errors
+///
+/// `EINVAL`: not an entry; `ENOENT`: no symbol there.
+#[inline(never)]
+pub fn on_func_entry_at(addr: usize, offset: u32) -> Result {
+    // SAFETY: the kprobe core only looks `addr` up in kallsyms.
+    crate::error::to_result(unsafe {
+        bindings::kprobe_on_func_entry(addr as *mut _, core::ptr::null(), offset as _)
     })
 }
 

@@ -62,6 +62,7 @@ pub trait Env {
 
     /// `kprobe_on_func_entry(NULL, symbol, offset)`: `Ok` at a function
     /// entry, else the errno (`EINVAL`: not an entry; `ENOENT`: unknown).
+    /// Asked right after `validate_symbol` accepted the same symbol.
     fn on_func_entry(&self, symbol: &[u8], offset: u64) -> Result<(), i32>;
 
     /// What `%p` prints for `addr` (the hashed value).

@@ -68,11 +68,18 @@ fn within_notrace_func(addr: usize) -> bool {
 
 /// Registers the kprobe or kretprobe of a probe, its handler's counts
 /// going on from `counts` (those of the probe's registration before, gone
-/// with its module) or from zero.
+/// with its module) or from zero. `symbol_address`: where the probe's
+/// symbol is, when the line's parse found it as the one symbol of that name
+/// in the kernel image ([`KernelEnv::symbol_address`]); the kprobe is then
+/// registered at that address plus the offset, which the kprobe core takes
+/// as it takes the symbol, without searching the name twice more.
+///
+/// [`KernelEnv::symbol_address`]: crate::kernel_env::KernelEnv::symbol_address
 pub(super) fn register(
     shared: &Arc<Entry<ProbeShared>>,
     buffers: &Arc<HitBuffers>,
     counts: Option<(u64, u64)>,
+    symbol_address: Option<usize>,
 ) -> Result<TraceKprobe> {
     // __register_trace_kprobe() (trace_kprobe.c:498): lockdown first.
     kprobes::lockdown_allows()?;
@@ -82,8 +89,12 @@ pub(super) fn register(
     }
     let spec = &shared.spec;
     let symbol = cstring(spec.symbol.as_bytes())?;
-    let (place, addr) = match spec.place {
-        SpecPlace::Symbol { offset } => {
+    let (place, addr) = match (spec.place, symbol_address) {
+        (SpecPlace::Symbol { offset }, Some(at)) => {
+            let a = at.wrapping_add(offset as usize);
+            (Place::Address(a), a)
+        }
+        (SpecPlace::Symbol { offset }, None) => {
             // trace_kprobe_address(): 0 for a symbol not found.
             let a = kallsyms::lookup_name(&symbol);
             (
@@ -95,7 +106,7 @@ pub(super) fn register(
                 },
             )
         }
-        SpecPlace::Addr(a) => (Place::Address(a as usize), a as usize),
+        (SpecPlace::Addr(a), _) => (Place::Address(a as usize), a as usize),
     };
     // __register_trace_kprobe() refuses notrace functions (without
     // CONFIG_KPROBE_EVENTS_ON_NOTRACE, which the module does not offer).
