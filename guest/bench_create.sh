@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The instructions it takes to define a probe, C and the module in one boot
-# of `ref` under QEMU -icount (run by scripts/bench-memory.sh): N probes on
+# of `ref` under QEMU -icount (run by scripts/bench-create.sh): N probes on
 # vfs_read, defined in one write() to kprobe_events (C) or rkprobe_events
 # (module) by /rkpe/bin/timed_write, which prints the guest nanoseconds of
 # the write, one instruction each. Plain arguments, then BTF ones when the

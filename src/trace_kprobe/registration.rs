@@ -88,13 +88,15 @@ pub(super) fn register(
         return Err(ENOENT);
     }
     let spec = &shared.spec;
-    let symbol = cstring(spec.symbol.as_bytes())?;
+    // The name the kprobe core is given, when no address stands for it.
+    let symbol;
     let (place, addr) = match (spec.place, symbol_address) {
         (SpecPlace::Symbol { offset }, Some(at)) => {
             let a = at.wrapping_add(offset as usize);
             (Place::Address(a), a)
         }
         (SpecPlace::Symbol { offset }, None) => {
+            symbol = cstring(spec.symbol.as_bytes())?;
             // trace_kprobe_address(): 0 for a symbol not found.
             let a = kallsyms::lookup_name(&symbol);
             (

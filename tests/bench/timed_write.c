@@ -5,7 +5,7 @@
  * in one write() on CPU 0, and prints the nanoseconds the write took, or
  * "error ERRNO" when it fails. Under QEMU with -icount shift=0 a guest
  * nanosecond is one instruction, so this is the instruction count of
- * defining what LINES defines (guest/bench_memory.sh).
+ * defining what LINES defines (guest/bench_create.sh).
  */
 #define _GNU_SOURCE
 #include <errno.h>
