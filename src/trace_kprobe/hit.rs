@@ -81,7 +81,7 @@ impl Hit {
         buffers: &Arc<HitBuffers>,
         counts: (u64, u64),
     ) -> Result<Self> {
-        let nhit = HitCounter::new()?;
+        let mut nhit = HitCounter::new()?;
         nhit.add(counts.0);
         Ok(Hit {
             probe,
@@ -110,7 +110,7 @@ impl Hit {
     pub(super) fn record(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
         // Armed only while in use; a hit racing with disarming is counted
         // and finds nothing to write to, as in C's dispatcher.
-        self.nhit.inc();
+        self.nhit.inc(regs);
         if self.probe.spec.args.as_slice().is_empty() {
             self.record_empty(regs, h0, h1);
         } else if !self.probe.dynamic {

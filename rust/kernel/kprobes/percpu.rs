@@ -4,10 +4,12 @@
 //! scratch buffers ([`HitBuffers`]), and the CPU a handler runs on
 //! ([`processor_id`]).
 
+#[cfg(all(CONFIG_ARM64, CONFIG_SMP))]
+mod arm64;
 #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
 mod x86_64;
 
-use crate::{bindings, error::Result, prelude::*};
+use crate::{bindings, error::Result, prelude::*, ptrace::PtRegs};
 use core::{
     cell::UnsafeCell,
     sync::atomic::{AtomicBool, Ordering},
@@ -23,18 +25,50 @@ use core::{
 /// ```
 /// use kernel::kprobes::HitCounter;
 ///
-/// let c = HitCounter::new()?;
+/// let mut c = HitCounter::new()?;
 /// assert_eq!(c.sum(), 0);
-/// c.inc();
-/// c.inc();
-/// assert_eq!(c.sum(), 2);
+/// c.add(41);
+/// c.add(1);
+/// assert_eq!(c.sum(), 42);
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// A probe handler counts its hits with [`HitCounter::inc`], which takes
+/// the handler's [`PtRegs`] as proof that preemption is off:
+///
+/// ```
+/// use kernel::c_str;
+/// use kernel::kprobes::{Handler, HitCounter, Place, Registration};
+/// use kernel::ptrace::PtRegs;
+///
+/// struct Count(HitCounter);
+///
+/// impl Handler for Count {
+///     fn pre_handler(&self, regs: &PtRegs) {
+///         self.0.inc(regs);
+///     }
+/// }
+///
+/// let mut c = HitCounter::new()?;
+/// c.add(40);
+/// let place = Place::Symbol(c_str!("kstrtouint"), 0);
+/// let probe = KBox::pin_init(Registration::new(place, false, Count(c)), GFP_KERNEL)?;
+/// let mut v = 0u32;
+/// for _ in 0..2 {
+///     // SAFETY: a NUL-terminated string and a valid output pointer.
+///     unsafe { kernel::bindings::kstrtouint(c_str!("7").as_char_ptr(), 10, &mut v) };
+/// }
+/// // Other callers of `kstrtouint()` may have hit it meanwhile.
+/// assert!(probe.handler().0.sum() >= 42);
 /// # Ok::<(), Error>(())
 /// ```
 ///
 /// # Invariants
 ///
 /// `ptr` is a per-CPU allocation of one `u64` (`alloc_percpu()`), zeroed at
-/// allocation, owned by this counter and freed when it is dropped.
+/// allocation, owned by this counter and freed when it is dropped. Through a
+/// shared reference, a CPU's `u64` is written only by [`HitCounter::inc`] on
+/// that CPU, in a probe handler.
 pub struct HitCounter {
     ptr: *mut u64,
 }
@@ -61,17 +95,31 @@ impl HitCounter {
         Ok(Self { ptr })
     }
 
-    /// Adds one to this CPU's counter: `this_cpu_inc()`, safe against
-    /// interrupts and preemption. On x86-64 SMP it is the one instruction
-    /// `this_cpu_inc()` compiles to (the handler's hit path stays short).
+    /// Adds one to this CPU's counter in a probe handler: C's
+    /// `raw_cpu_inc()`, which `kprobe_dispatcher()` counts hits with. `regs`
+    /// proves that preemption is off ([`PtRegs`]' invariant). Inline: on
+    /// x86-64 one `incq %gs:`, on arm64 the offset register's `mrs` (the
+    /// kernel's own alternative), a load, an add and a store.
+    ///
+    /// A handler does not nest in another on its CPU (the kprobe core
+    /// counts such a hit as missed and runs no handler), so no other write
+    /// of this CPU's counter interleaves.
     #[inline(always)]
-    pub fn inc(&self) {
+    pub fn inc(&self, _regs: &PtRegs) {
         #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
         // SAFETY: `ptr` is a live per-CPU allocation (type invariant).
         unsafe {
             x86_64::this_cpu_inc_u64(self.ptr)
         };
-        #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
+        #[cfg(all(CONFIG_ARM64, CONFIG_SMP))]
+        // SAFETY: `ptr` is a live per-CPU allocation (type invariant);
+        // `_regs` proves preemption off; this CPU's counter is written only
+        // here, by a handler on this CPU, and handlers do not nest on a CPU
+        // (type invariant, and the kprobe core).
+        unsafe {
+            arm64::raw_cpu_inc_u64(self.ptr)
+        };
+        #[cfg(not(all(any(CONFIG_X86_64, CONFIG_ARM64), CONFIG_SMP)))]
         // SAFETY: `ptr` is a live per-CPU allocation (type invariant).
         unsafe {
             bindings::kprobes_hit_counter_inc(self.ptr)
@@ -79,19 +127,10 @@ impl HitCounter {
     }
 
     /// Adds `n` to this CPU's counter (`this_cpu_add()`): a counter that
-    /// goes on from another's sum.
-    ///
-    /// ```
-    /// use kernel::kprobes::HitCounter;
-    ///
-    /// let c = HitCounter::new()?;
-    /// c.add(41);
-    /// c.inc();
-    /// assert_eq!(c.sum(), 42);
-    /// # Ok::<(), Error>(())
-    /// ```
-    pub fn add(&self, n: u64) {
-        // SAFETY: `ptr` is a live per-CPU allocation (type invariant).
+    /// goes on from another's sum, before any handler uses it.
+    pub fn add(&mut self, n: u64) {
+        // SAFETY: `ptr` is a live per-CPU allocation (type invariant), and
+        // `&mut self` excludes every handler's `inc`.
         unsafe { bindings::kprobes_hit_counter_add(self.ptr, n) };
     }
 
