@@ -220,7 +220,13 @@ pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
 /// address order as a little-endian number `v`, `(v - 0x01..01) & !v &
 /// 0x80..80` has its lowest set bit in the first zero byte (a borrow only
 /// runs upwards from a zero byte, so no byte below the first is marked).
-#[cfg(CONFIG_X86_64)]
+/// Each word is one load on both architectures (Rust for arm64 is built
+/// without strict alignment, as its C is), and inline it costs less than a
+/// call to arm64's assembly `strnlen()` for the strings probes read.
+#[cfg(any(
+    CONFIG_X86_64,
+    all(CONFIG_ARM64, not(CONFIG_KASAN_SW_TAGS), not(CONFIG_KASAN_HW_TAGS))
+))]
 #[inline(always)]
 fn nul_in(b: &[u8]) -> Option<usize> {
     const ONES: u64 = u64::from_le_bytes([0x01; 8]);
@@ -240,19 +246,6 @@ fn nul_in(b: &[u8]) -> Option<usize> {
         .iter()
         .position(|&c| c == 0)
         .map(|z| i + z)
-}
-
-/// Where the first NUL of `b` is: the kernel's `strnlen()`, which arm64
-/// implements a word at a time in assembly (arch/arm64/lib/strnlen.S).
-/// (Rust code for arm64 is built for strict alignment, so the word loop
-/// above would load a byte at a time here.)
-#[cfg(all(CONFIG_ARM64, not(CONFIG_KASAN_SW_TAGS), not(CONFIG_KASAN_HW_TAGS)))]
-#[inline(always)]
-fn nul_in(b: &[u8]) -> Option<usize> {
-    // SAFETY: `b` is valid for reads of its length; `strnlen()` reads no
-    // byte past it.
-    let n = unsafe { bindings::strnlen(b.as_ptr().cast(), b.len()) };
-    (n < b.len()).then_some(n)
 }
 
 /// `strncpy_from_user_nofault()`: bytes stored including the NUL, 0 for an

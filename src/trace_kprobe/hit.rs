@@ -218,13 +218,7 @@ fn write_perf(
 
 /// Fills a reserved record: the head words, then `fill` for the `len`
 /// bytes after the head.
-///
-/// Out of line on arm64: Rust code for arm64 is built for strict alignment,
-/// so the head words are stored a byte at a time, and inlined, the bytes
-/// were computed before the loop over the instances, on every hit, also
-/// when nothing is written (a soft-disabled event, `tracing_on` 0).
-#[cfg_attr(target_arch = "aarch64", inline(never))]
-#[cfg_attr(not(target_arch = "aarch64"), inline(always))]
+#[inline(always)]
 fn put<F: FnMut(&mut [u8]) + ?Sized>(
     b: &mut [u8],
     hs: usize,
@@ -254,6 +248,8 @@ fn put<F: FnMut(&mut [u8]) + ?Sized>(
 }
 
 impl kprobes::Handler for Hit {
+    // Inline into the kprobe core's callback: one call and frame less a hit.
+    #[inline]
     fn pre_handler(&self, regs: &PtRegs) {
         // C records the probe's address, not `regs->ip` (one past it with
         // kprobes on ftrace).
@@ -273,6 +269,7 @@ impl kprobes::RetHandler for Hit {
         }
     }
 
+    #[inline]
     fn ret(&self, regs: &PtRegs, ret_ip: usize, data: &[u8]) {
         let func = self.addr.load(Ordering::Relaxed) as u64;
         self.record(regs, data, func, ret_ip as u64);

@@ -183,7 +183,10 @@ pub fn processor_id() -> usize {
 /// A buffer's bytes are only accessed while its `busy` flag is held by the
 /// accessor that set it.
 pub struct HitBuffers {
-    bufs: KVec<KBox<HitBuffer>>,
+    /// One a CPU, each on cache lines of its own ([`HitBuffer`]'s
+    /// alignment): indexed in place, with no pointer to follow (a boxed
+    /// buffer's `Deref` is a call into the kernel crate).
+    bufs: KVec<HitBuffer>,
 }
 
 /// Aligned to a cache line: the `busy` flag is written on every hit with
@@ -213,13 +216,10 @@ impl HitBuffers {
         for _ in 0..n {
             let mut data = KVec::with_capacity(HIT_BUFFER_SIZE, GFP_KERNEL)?;
             data.extend_with(HIT_BUFFER_SIZE, 0u8, GFP_KERNEL)?;
-            let b = KBox::new(
-                HitBuffer {
-                    busy: AtomicBool::new(false),
-                    data: UnsafeCell::new(data),
-                },
-                GFP_KERNEL,
-            )?;
+            let b = HitBuffer {
+                busy: AtomicBool::new(false),
+                data: UnsafeCell::new(data),
+            };
             bufs.push(b, GFP_KERNEL)?;
         }
         // INVARIANT: every `busy` flag is clear, and nothing has accessed
