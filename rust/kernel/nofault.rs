@@ -22,13 +22,18 @@
 //! assert_eq!(&out[..6], b"hello\0");
 //! assert_eq!(nofault::strncpy_kernel(s.as_char_ptr() as usize, &mut out[..3]), Ok(3));
 //! assert_eq!(&out[..3], b"he\0");
-//! // Strings around the copies (16 bytes, then 128) and the words, whole
-//! // and cut; a byte above 0x80 and a 0x01 (the bytes the word test's
-//! // subtraction and mask could mistake for a NUL) included.
+//! // Strings around the copies (16 bytes, then 128) and the 16-byte steps
+//! // of the NUL search, whole and cut; a byte above 0x80 and a 0x01 (the
+//! // bytes the word test's subtraction and mask could mistake for a NUL)
+//! // included.
 //! let mut long = [b'x'; 200];
 //! long[3] = 0x81;
 //! long[17] = 0x01;
-//! for len in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 18, 63, 64, 65, 143, 144, 145, 150, 199] {
+//! let lens = [
+//!     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 18, 23, 24, 25, 31, 32, 33, 47, 48, 63, 64, 65,
+//!     143, 144, 145, 150, 159, 160, 161, 199,
+//! ];
+//! for len in lens {
 //!     let mut src = [0u8; 201];
 //!     src[..len].copy_from_slice(&long[..len]);
 //!     let mut out = [0xffu8; 256];
@@ -231,21 +236,45 @@ pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
 fn nul_in(b: &[u8]) -> Option<usize> {
     const ONES: u64 = u64::from_le_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-    let mut words = b.chunks_exact(8);
-    let mut i = 0;
-    for w in &mut words {
-        let v = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-        let zero = v.wrapping_sub(ONES) & !v & HIGHS;
-        if zero != 0 {
-            return Some(i + (zero.trailing_zeros() / 8) as usize);
+    // Non-zero exactly when `v` has a zero byte; its lowest set bit is in
+    // the first one.
+    let zeros = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let word = |w: &[u8; 16], at: usize| {
+        u64::from_le_bytes([
+            w[at],
+            w[at + 1],
+            w[at + 2],
+            w[at + 3],
+            w[at + 4],
+            w[at + 5],
+            w[at + 6],
+            w[at + 7],
+        ])
+    };
+    // Two words a step, tested together (offsets cannot overflow: they are
+    // below `b.len()`).
+    let mut pairs = b.chunks_exact(16);
+    let mut i = 0usize;
+    for p in &mut pairs {
+        let Ok(p) = <&[u8; 16]>::try_from(p) else {
+            break;
+        };
+        let (zl, zh) = (zeros(word(p, 0)), zeros(word(p, 8)));
+        if zl | zh != 0 {
+            let at = if zl != 0 {
+                zl.trailing_zeros() / 8
+            } else {
+                8 + zh.trailing_zeros() / 8
+            };
+            return Some(i.wrapping_add(at as usize));
         }
-        i += 8;
+        i = i.wrapping_add(16);
     }
-    words
+    pairs
         .remainder()
         .iter()
         .position(|&c| c == 0)
-        .map(|z| i + z)
+        .map(|z| i.wrapping_add(z))
 }
 
 /// `strncpy_from_user_nofault()`: bytes stored including the NUL, 0 for an
