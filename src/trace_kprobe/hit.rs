@@ -105,35 +105,39 @@ impl Hit {
     /// Inlined into the handler, with one function out of line for each
     /// kind of record: each keeps only the registers and stack it needs
     /// (one function for all three saved six registers and spilled the
-    /// head words on every hit, an empty probe's included).
+    /// head words on every hit, an empty probe's included). Each is made
+    /// twice, for entry (`RET` false) and return probes, as C has
+    /// `kprobe_trace_func()` and `kretprobe_trace_func()`: an entry probe's
+    /// head size is a constant, and it passes no entry data nor return
+    /// address (three instructions a hit on arm64).
     #[inline(always)]
-    pub(super) fn record(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
+    pub(super) fn record<const RET: bool>(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
         // Armed only while in use; a hit racing with disarming is counted
         // and finds nothing to write to, as in C's dispatcher.
         self.nhit.inc(regs);
         if self.probe.spec.args.as_slice().is_empty() {
-            self.record_empty(regs, h0, h1);
+            self.record_empty::<RET>(regs, h0, h1);
         } else if !self.probe.dynamic {
-            self.record_fixed(regs, edata, h0, h1);
+            self.record_fixed::<RET>(regs, edata, h0, h1);
         } else {
-            self.record_strings(regs, edata, h0, h1);
+            self.record_strings::<RET>(regs, edata, h0, h1);
         }
     }
 
     /// Nothing to fetch.
     #[inline(never)]
-    fn record_empty(&self, regs: &PtRegs, h0: u64, h1: u64) {
+    fn record_empty<const RET: bool>(&self, regs: &PtRegs, h0: u64, h1: u64) {
         let ev = &*self.probe.event;
-        write(ev, regs, ev.head_size(), h0, h1, 0, |_| {});
+        write(ev, regs, format::head_size(RET), h0, h1, 0, |_| {});
     }
 
     /// The record's size is known: fetch straight into it, as C does (once
     /// per instance).
     #[inline(never)]
-    fn record_fixed(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
+    fn record_fixed<const RET: bool>(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
         let p = &*self.probe;
         let ev = &*p.event;
-        let hs = ev.head_size();
+        let hs = format::head_size(RET);
         let (args, size) = (p.spec.args.as_slice(), p.spec.size);
         write(ev, regs, hs, h0, h1, size, |d| {
             fetch::store(args, size, &HitMachine::new(regs), edata, hs, d);
@@ -143,10 +147,10 @@ impl Hit {
     /// Strings: fetch once into the per-CPU scratch buffer, then reserve
     /// exactly what they took.
     #[inline(never)]
-    fn record_strings(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
+    fn record_strings<const RET: bool>(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
         let p = &*self.probe;
         let ev = &*p.event;
-        let hs = ev.head_size();
+        let hs = format::head_size(RET);
         let args = p.spec.args.as_slice();
         let done = self.buffers.with(|buf| {
             let Some(payload) = buf.get_mut(hs..) else {
@@ -254,7 +258,7 @@ impl kprobes::Handler for Hit {
         // C records the probe's address, not `regs->ip` (one past it with
         // kprobes on ftrace).
         let ip = self.addr.load(Ordering::Relaxed) as u64;
-        self.record(regs, &[], ip, 0);
+        self.record::<false>(regs, &[], ip, 0);
     }
 }
 
@@ -272,6 +276,6 @@ impl kprobes::RetHandler for Hit {
     #[inline]
     fn ret(&self, regs: &PtRegs, ret_ip: usize, data: &[u8]) {
         let func = self.addr.load(Ordering::Relaxed) as u64;
-        self.record(regs, data, func, ret_ip as u64);
+        self.record::<true>(regs, data, func, ret_ip as u64);
     }
 }
