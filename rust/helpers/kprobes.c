@@ -4,8 +4,8 @@
 
 /*
  * kprobes::HitCounter: one u64 per CPU, as trace_kprobe.nhit
- * (trace_kprobe.c:287). The Rust side increments with the x86-64 this-CPU
- * instruction inline and uses kprobes_hit_counter_inc() elsewhere.
+ * (trace_kprobe.c:287). The Rust side increments inline on x86-64 and
+ * arm64 and uses kprobes_hit_counter_inc() elsewhere.
  */
 u64 *rust_helper_kprobes_hit_counter_alloc(void)
 {

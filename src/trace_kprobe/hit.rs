@@ -8,9 +8,10 @@
 //!
 //! The handler ([`Hit`]) lives inside the kprobe registration, which the
 //! kprobe core hands the hit anyway. It holds the probe, the per-CPU hit
-//! counter (one instruction on x86-64), the count of nested hits, the
-//! registered address (a record's `__probe_ip`, as in C: `regs->ip` is one
-//! past it with kprobes on ftrace) and the per-CPU scratch buffers.
+//! counter (inline: one instruction on x86-64, four on arm64), the count of
+//! nested hits, the registered address (a record's `__probe_ip`, as in C:
+//! `regs->ip` is one past it with kprobes on ftrace) and the per-CPU
+//! scratch buffers.
 //!
 //! What keeps a hit cheap:
 //!

@@ -2,8 +2,8 @@
 
 //! The x86-64 form of the this-CPU operation on the probe hit's path: the
 //! one instruction C's `this_cpu_inc()` compiles to
-//! (arch/x86/include/asm/percpu.h), where every other architecture calls a
-//! C helper (arm64 has its own, `arm64.rs`).
+//! (arch/x86/include/asm/percpu.h). arm64 has its own form (`arm64.rs`);
+//! the other architectures call a C helper.
 
 /// `this_cpu_inc()` of the per-CPU `u64` at `ptr`.
 ///
