@@ -454,9 +454,11 @@ impl fetch::Machine for HitMachine<'_> {
     fn read_user(&self, addr: u64, dst: &mut [u8]) -> Result<(), fetch::Fault> {
         nofault::read_user(addr as usize, dst).map_err(|_| fetch::Fault)
     }
+    #[inline]
     fn strncpy_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<usize, fetch::Fault> {
         nofault::strncpy_kernel(addr as usize, dst).map_err(|_| fetch::Fault)
     }
+    #[inline]
     fn strncpy_user(&self, addr: u64, dst: &mut [u8]) -> Result<usize, fetch::Fault> {
         nofault::strncpy_user(addr as usize, dst).map_err(|_| fetch::Fault)
     }

@@ -220,26 +220,34 @@ fn store_with<M: Machine + ?Sized, S: Store, const SHORTCUT: bool>(
         }
         let size = a.size();
         done = done.max(at.saturating_add(size));
-        if a.dynamic {
-            // Every element starts as an empty string at the current end.
-            out.clear(at, size);
-            let loc = data_loc(0, head + out.dyn_pos);
-            for j in 0..a.count.max(1) as usize {
-                out.put_u32(at + 4 * j, loc);
-            }
-        }
+        // (A shortcut writes the whole field, a string's `__data_loc`
+        // included, or returns false having written nothing.)
         if SHORTCUT && simple(a, m, edata, at, size, &mut out) {
             continue;
         }
-        if !a.dynamic {
-            out.clear(at, size);
-        }
+        clear_field(&mut out, a, at, size);
         run(a, m, edata, at, &mut out);
     }
     if done < fixed {
         out.clear(done, fixed - done);
     }
     out.dyn_pos
+}
+
+/// The field of `a` (`size` bytes at `at`) as the general stages start it:
+/// zeros, or for a string (or an array of them) every element an empty
+/// string at the current end of the dynamic area. Out of line: inlined,
+/// it made the loop over the arguments in [`store`] keep more registers
+/// (two instructions an argument on arm64).
+#[inline(never)]
+fn clear_field<S: Store>(out: &mut Out<'_>, a: &Arg<S>, at: usize, size: usize) {
+    out.clear(at, size);
+    if a.dynamic {
+        let loc = data_loc(0, out.head + out.dyn_pos);
+        for j in 0..a.count.max(1) as usize {
+            out.put_u32(at + 4 * j, loc);
+        }
+    }
 }
 
 /// Runs the commonest programs without the general interpreter: a value
@@ -305,24 +313,29 @@ fn run_shortcut<M: Machine + ?Sized, S: Store>(
         return false;
     };
     if sc.derefs {
-        for d in (first + 1..st).map(|i| a.insn(i)) {
-            // `shortcut()` checked: only dereferences. (On the opcode, as
-            // in `simple`: the class costs the hit instructions here too.)
+        // `shortcut()` checked: only dereferences. (On the opcode, as in
+        // `simple`: the class costs the hit instructions here too.)
+        let deref = |v: u64, d: &Insn| {
             let space = if d.op == Op::Deref {
                 Space::Kernel
             } else {
                 Space::User
             };
-            match read_word(m, space, v.wrapping_add(d.offset as u64)) {
-                Ok(w) => v = w,
-                Err(Fault) => {
-                    // As the general stages: the field stays cleared, or
-                    // an empty string for a string (`store` set it).
-                    if !a.dynamic {
-                        out.clear(at, size);
-                    }
-                    return true;
-                }
+            read_word(m, space, v.wrapping_add(d.offset as u64))
+        };
+        // A chain in the program's head (most: `+8(+16(%di))` is three
+        // instructions) as a slice, without looking up each one.
+        let r = match a.store.head().get(first + 1..st) {
+            Some(ds) => ds.iter().try_fold(v, deref),
+            None => (first + 1..st).map(|i| a.insn(i)).try_fold(v, deref),
+        };
+        match r {
+            Ok(w) => v = w,
+            Err(Fault) => {
+                // As the general stages: the field cleared, or an empty
+                // string for a string.
+                clear_field(out, a, at, size);
+                return true;
             }
         }
     }
@@ -460,7 +473,10 @@ fn insn<S: Store>(a: &Arg<S>, i: usize) -> &Insn {
 
 /// Copies a string to the free dynamic area and points the `__data_loc`
 /// at `dl` to it; `copy` gets the room left (at most [`MAX_STRING_SIZE`])
-/// and returns the bytes it stored, NUL included (0 on a fault).
+/// and returns the bytes it stored, NUL included (0 on a fault). Inlined
+/// into its callers on the hit path: a call level costs a string a dozen
+/// instructions of register saves.
+#[inline(always)]
 fn store_string(
     out: &mut Out<'_>,
     dl: usize,
@@ -479,6 +495,7 @@ fn store_string(
 /// [`Put::String`] (stage 3): the string at `val + c.offset` in `space`
 /// into the dynamic area, its `__data_loc` at `dest`; a kernel address
 /// below `TASK_SIZE` is read as user memory (`probe_mem_read()`'s routing).
+#[inline(always)]
 fn store_str<M: Machine + ?Sized>(
     out: &mut Out<'_>,
     dest: usize,
