@@ -15,13 +15,15 @@
 #   make bench-create  instructions to define a probe (plain, BTF), C and module, -icount
 #   make profile  where a hit's instructions go: make profile SPEC='p a=%di' [IMPL=--c]
 #   make vectors  re-record tests/vectors/c-ref.txt from the C implementation (ref kernel)
-#   make series   the patch series against pristine 6.12 into build/series (git format-patch)
-#   make apply KDIR=...  apply the series to your own 6.12 tree (git am if it is a git tree)
-#   make checkpatch  scripts/checkpatch.pl --strict on the series, and the git am path
+#   make series   the patch series against pristine 6.12 into build/series (git format-patch);
+#                 KERNEL=7.3: against pristine 7.3 (so far its tracing-core patches)
+#   make apply KDIR=...  apply the series to your own 6.12 or 7.3 tree (the tree's own; git am if it is a git tree)
+#   make checkpatch  scripts/checkpatch.pl --strict on the series, and the git am path (KERNEL=7.3: the 7.3 series)
 #   make series-build  build the series patch by patch (each step builds, no new warning; about 12 minutes)
 #   make clean    remove build/ and target/ (the cache under ~/.cache stays)
 
 VARIANT ?= test
+KERNEL ?= 6.12
 
 FUZZ_SECONDS ?= 300
 
@@ -74,14 +76,14 @@ vectors:
 	@bash scripts/oracle.sh record
 
 series:
-	@bash scripts/series.sh
+	@RKPE_KVER=$(KERNEL) bash scripts/series.sh
 
 apply:
-	@test -n "$(KDIR)" || { echo "usage: make apply KDIR=/path/to/linux-6.12"; exit 1; }
+	@test -n "$(KDIR)" || { echo "usage: make apply KDIR=/path/to/linux-6.12-or-7.3"; exit 1; }
 	@bash scripts/apply.sh "$(KDIR)"
 
 checkpatch:
-	@bash scripts/series-check.sh
+	@RKPE_KVER=$(KERNEL) bash scripts/series-check.sh
 
 series-build:
 	@bash scripts/series-build.sh $(if $(FORCE),--force)

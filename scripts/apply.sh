@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Applies the patch series (scripts/series.sh) to a Linux 6.12 tree (make
-# apply KDIR=...). A git work tree gets the commits with `git am`; any other
+# Applies the patch series (scripts/series.sh) to a Linux 6.12 or 7.3 tree
+# (make apply KDIR=...): the series of the tree's release. A git work tree gets the commits with `git am`; any other
 # tree gets `patch -p1`, after a dry run of the whole series, so that a
 # series that does not apply changes nothing. make check derives its own
 # kernel tree this way from the pristine source (scripts/tree.sh).
@@ -15,8 +15,13 @@ trap 'echo "apply.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ER
 kdir=${1:?usage: apply.sh KDIR [SERIES_DIR]}
 [ -f "$kdir/Makefile" ] || die "$kdir: no kernel tree (no Makefile)"
 version=$(sed -n 's/^VERSION = //p;s/^PATCHLEVEL = //p' "$kdir/Makefile" | paste -sd.)
-[ "$version" = 6.12 ] || die "$kdir is Linux $version; the series is for 6.12"
-series=${2:-$(bash "$ROOT/scripts/series.sh")}
+case "$version" in
+6.12 | 7.3) ;;
+*) die "$kdir is Linux $version; the series is for 6.12 and 7.3" ;;
+esac
+[ -z "${RKPE_KVER:-}" ] || [ "$RKPE_KVER" = "$version" ] ||
+	die "$kdir is Linux $version, and RKPE_KVER asks for the $RKPE_KVER series"
+series=${2:-$(RKPE_KVER=$version bash "$ROOT/scripts/series.sh")}
 patches=("$series"/*.patch)
 [ -e "${patches[0]}" ] || die "$series: no patches"
 

@@ -13,22 +13,7 @@ set -uo pipefail
 R=$ROOT/build/results/check
 rm -rf "$R"; mkdir -p "$R"
 n_stage=0
-step() { # name command...
-	local name=$1; shift
-	local t0=$(date +%s) out
-	n_stage=$((n_stage + 1)); out="$R/stage-${LANE:-main}-$n_stage.out"
-	echo "=== $name"
-	if "$@" 2>&1 | tee "$out"; [ "${PIPESTATUS[0]}" = 0 ]; then
-		echo "ok $name" >> "$R/outcomes"; echo "=== $name: ok ($(( $(date +%s) - t0 ))s)"
-	else
-		echo "FAILED $name" >> "$R/outcomes"; echo "=== $name: FAILED ($(( $(date +%s) - t0 ))s)"
-		# Why, repeated at the end (CI shows only the tail of the output):
-		# the stage's failure lines, else its last lines.
-		{ echo "--- $name:"
-		  (grep -aE 'FAIL|BUG|WARNING|panic|Oops|timed out|splat|unreferenced|error' "$out" || tail -n 8 "$out") | tail -n 16
-		} >> "$R/reasons"
-	fi
-}
+. "$ROOT/scripts/stage.sh"
 
 no_unsafe_in_src() {
 	# The module under src/ is safe Rust: all unsafe lives in the kernel crate (rust/).
@@ -48,6 +33,7 @@ rustfmt_kernel() { # the kernel-crate additions and the module, with the kernel'
 step "host: rustfmt rust/ and src/ (the kernel's settings)" rustfmt_kernel
 step "host: fuzz target builds" cargo check --quiet --manifest-path "$ROOT/fuzz/Cargo.toml" --locked
 step "host: no unsafe in src/" no_unsafe_in_src
+step "host: a failed stage keeps its logs under a name of its own" bash "$ROOT/scripts/stage-test.sh"
 step "build: test kernel" bash "$ROOT/scripts/kernel.sh" test
 step "series: checkpatch --strict, git am gives the built tree" bash "$ROOT/scripts/series-check.sh"
 step "build: ref kernel" bash "$ROOT/scripts/kernel.sh" ref
@@ -63,6 +49,11 @@ if [ "$arm64" != 0 ]; then
 	step "build: arm64 ref kernel" bash "$ROOT/scripts/kernel.sh" arm64-ref
 	step "build: kernel crate and module clippy-clean on arm64" bash "$ROOT/scripts/clippy.sh" arm64-test
 fi
+# Linux 7.3 (Debian's trixie-backports linux-source-7.3, built with LLVM 19):
+# so far the kernel with the 7.3 series' tracing-core patches and C's
+# kprobe events, the oracle the module will be held to there.
+step "build: ref-7.3 kernel (Linux 7.3, the 7.3 series, C's kprobe events)" bash "$ROOT/scripts/kernel.sh" ref-7.3
+step "series 7.3: checkpatch --strict, git am gives the built tree" env RKPE_KVER=7.3 bash "$ROOT/scripts/series-check.sh"
 
 # The VM stages run in two lanes at once: a guest mostly keeps one of its two
 # virtual CPUs busy, so two guests share the two host CPUs (each stage runs
@@ -112,6 +103,10 @@ lane_a() {
 	fi
 	if [ -e "$ROOT/build/test/bzImage" ] && [ -e "$ROOT/build/ref/bzImage" ]; then
 		step "vm test+ref: 20,000 hostile lines, C as the oracle" bash "$ROOT/scripts/hostile.sh"
+	fi
+	if [ -e "$ROOT/build/ref-7.3/bzImage" ]; then
+		step "vm ref-7.3: 7.3's upstream ftracetest kprobe+dynevent on C 7.3 with the 7.3 series" \
+			bash "$ROOT/scripts/ftracetest.sh" ref-7.3
 	fi
 	if [ -e "$ROOT/build/debug/bzImage" ]; then
 		# Both halves on QEMU 10: QEMU 7.2's multi-threaded TCG can keep

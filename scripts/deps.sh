@@ -16,7 +16,10 @@ PKGS=(linux-source-6.12 clang lld llvm libclang-dev qemu-system-x86 busybox-stat
       # The arm64 variants: their QEMU, and the arm64 libc and libgcc that
       # clang and lld build the static guest programs with
       # (scripts/busybox-arm64.sh fetches their busybox).
-      qemu-system-arm libc6-dev-arm64-cross libgcc-12-dev-arm64-cross)
+      qemu-system-arm libc6-dev-arm64-cross libgcc-12-dev-arm64-cross
+      # Linux 7.3 needs LLVM 17 at least: Debian 12's LLVM 19 (LLVM=-19, and
+      # its libclang for bindgen); scripts/linux-7.3.sh fetches its source.
+      clang-19 lld-19 llvm-19 libclang-19-dev)
 BINDGEN_VERSION=0.73.2
 
 missing=()

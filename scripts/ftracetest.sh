@@ -27,7 +27,7 @@ expect=$variant
 [ "$variant" = debug ] && expect=test
 module_variant "$variant" && load='modprobe rust_kprobe_events &&'
 
-tree=$(readlink -f "$ROOT/build/tree")
+tree=$(variant_tree "$variant")
 tests=("${dirs[@]}")
 if [ -n "$part" ]; then
 	k=${part%/*} n=${part#*/} i=0 tests=()

@@ -11,7 +11,7 @@ set -euo pipefail
 variant=${1:?usage: initramfs.sh VARIANT}
 b=$ROOT/build/$variant
 img=$b/initramfs.cpio.gz
-tree=$(readlink -f "$ROOT/build/tree")
+tree=$(variant_tree "$variant")
 arch=$(variant_arch "$variant")
 bindir=$(guest_bin_dir "$variant")
 read -ra cc <<< "$(guest_cc "$arch")"

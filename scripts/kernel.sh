@@ -2,18 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build one kernel variant (test, ref or debug for x86-64; arm64-test or
-# arm64-ref for arm64) with the module, incrementally, in
-# $CACHE/out-<variant>, and link the artifacts under build/<variant>/:
+# arm64-ref for arm64; ref-7.3 on Linux 7.3) with the module, incrementally,
+# in $CACHE/out-<variant>, and link the artifacts under build/<variant>/:
 #   bzImage (x86) or Image (arm64), rust_kprobe_events.ko, modroot/
 #   (modules_install output).
+# The 7.3 series has the tracing-core patches only so far (the kernel crate
+# and the module are 6.12's): a 7.3 variant is that kernel without the
+# module, and says so.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=${1:?usage: kernel.sh test|ref|debug|arm64-test|arm64-ref}
+variant=${1:?usage: kernel.sh test|ref|debug|arm64-test|arm64-ref|ref-7.3}
 kind=$(variant_kind "$variant")
 arch=$(variant_arch "$variant")
+export RKPE_KVER
+RKPE_KVER=$(variant_kver "$variant")
 [ -f "$ROOT/kconfig/$kind.config" ] || die "no kconfig/$kind.config"
-case "$variant" in test | ref | debug | arm64-test | arm64-ref) ;; *) die "no variant $variant" ;; esac
+case "$variant" in test | ref | debug | arm64-test | arm64-ref | ref-7.3) ;; *) die "no variant $variant" ;; esac
 
 bash "$ROOT/scripts/deps.sh"
 mkdir -p "$CACHE"
@@ -28,7 +33,18 @@ jobs=$(( $(nproc) + 1 ))
 # scripts/vm.sh --c-only can key C's runs on the image itself.
 export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026' KBUILD_BUILD_VERSION=1 \
 	KBUILD_BUILD_USER=rkpe KBUILD_BUILD_HOST=rkpe
-kmake() { make -s -C "$tree" O="$out" ARCH="$arch" LLVM=1 -j"$jobs" "$@"; }
+llvm=$(tree_llvm "$tree")
+libclang=$(tree_libclang "$tree")
+# bindgen (and Kconfig's check of it) loads the tree's own libclang.
+export LIBCLANG_PATH=$libclang
+kmake() { make -s -C "$tree" O="$out" ARCH="$arch" LLVM="$llvm" -j"$jobs" "$@"; }
+# A tree whose series has no module yet (7.3's, so far) builds the kernel
+# alone: its options are not asked of its configuration.
+skip=""
+if [ ! -f "$tree/kernel/trace/rust_kprobe_events/Kconfig" ]; then
+	skip="CONFIG_RUST_KPROBE_EVENTS CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS"
+	echo "kernel.sh: the $RKPE_KVER series has no module yet: $variant is the kernel without it" >&2
+fi
 
 # The architecture's lines (kconfig/x86.config, kconfig/arm64.config), then
 # the variant's (`debug` is `test` plus kconfig/debug.config), then the
@@ -38,10 +54,23 @@ frags=("$ROOT/kconfig/base.config" "$ROOT/kconfig/$arch.config")
 frags+=("$ROOT/kconfig/$kind.config")
 # And the variant's lines for one architecture only (kconfig/x86-ref.config).
 [ -f "$ROOT/kconfig/$arch-$kind.config" ] && frags+=("$ROOT/kconfig/$arch-$kind.config")
-ckey=$( { dpkg-query -W -f='${Version}' linux-source-6.12; cat "${frags[@]}" "$ROOT/Kconfig" "$ROOT"/patches/*.patch; } | sha256sum | cut -d' ' -f1)
+# On 7.3, its names for what base.config asks (kconfig/7.3.config), and the
+# 6.12 symbols it no longer has left out of the check.
+if [ "$RKPE_KVER" = 7.3 ]; then
+	frags+=("$ROOT/kconfig/7.3.config")
+	skip+=" CONFIG_PROC_SYSCTL"
+fi
+if [ "$RKPE_KVER" = 6.12 ]; then
+	src_id=$(dpkg-query -W -f='${Version}' linux-source-6.12)
+	kpatches=("$ROOT"/patches/*.patch)
+else
+	src_id="$(cat "$(pristine_dir "$RKPE_KVER")/.version") LLVM=$llvm"
+	kpatches=("$ROOT"/patches/*.patch "$ROOT/patches/$RKPE_KVER"/*)
+fi
+ckey=$( { echo "$src_id"; cat "${frags[@]}" "$ROOT/Kconfig" "${kpatches[@]}"; } | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$out/.config-key" 2>/dev/null)" != "$ckey" ] || [ ! -f "$out/.config" ]; then
 	stage "configure $variant"
-	ARCH=$arch configure_kernel "$tree" "$out" "" "${frags[@]}" >/dev/null ||
+	ARCH=$arch configure_kernel "$tree" "$out" "$skip" "${frags[@]}" >/dev/null ||
 		die "kernel config for $variant is not what kconfig/ asks for"
 	echo "$ckey" > "$out/.config-key"
 	done_stage
@@ -60,7 +89,11 @@ done_stage
 b=$ROOT/build/$variant
 mkdir -p "$b"
 ln -sfn "$out/arch/$arch/boot/$image" "$b/$image"
-ln -sfn "$out/kernel/trace/rust_kprobe_events/rust_kprobe_events.ko" "$b/rust_kprobe_events.ko"
+if [ -z "$skip" ]; then
+	ln -sfn "$out/kernel/trace/rust_kprobe_events/rust_kprobe_events.ko" "$b/rust_kprobe_events.ko"
+else
+	rm -f "$b/rust_kprobe_events.ko"
+fi
 ln -sfn "$out/modroot" "$b/modroot"
 ln -sfn "$out" "$b/out"
-ln -sfn "$tree" "$ROOT/build/tree"
+if [ "$RKPE_KVER" = 6.12 ]; then ln -sfn "$tree" "$ROOT/build/tree"; else ln -sfn "$tree" "$ROOT/build/tree-$RKPE_KVER"; fi

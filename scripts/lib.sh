@@ -3,6 +3,11 @@
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${RKPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust-kprobe-events}
+# bindgen loads the newest libclang it finds: with LLVM 19 installed for 7.3,
+# that would be 19's, where 6.12's builds use Debian 12's default LLVM (14)
+# throughout. Every script takes 14's unless told otherwise; kernel.sh sets
+# a tree's own (tree_libclang).
+[ -n "${LIBCLANG_PATH:-}" ] || [ ! -d /usr/lib/llvm-14/lib ] || export LIBCLANG_PATH=/usr/lib/llvm-14/lib
 export PATH="$HOME/.cargo/bin:$PATH"
 
 _stage_name=
@@ -48,10 +53,24 @@ console_section() { # LOG BEGIN [END]
 	' "$1"
 }
 
-# Debian's pristine linux-source-6.12, unpacked once into the cache; prints
-# its path.
+# The kernel releases the project is built for: 6.12 (Debian 12's
+# linux-source-6.12, the variants without a suffix) and 7.3 (Debian's
+# trixie-backports linux-source-7.3, the variants named `*-7.3`). RKPE_KVER
+# picks one for the scripts that take no variant (series.sh, tree.sh,
+# apply.sh); 6.12 when unset.
+kver() {
+	local k=${RKPE_KVER:-6.12}
+	case "$k" in 6.12 | 7.3) echo "$k" ;; *) die "RKPE_KVER=$k: the project builds for 6.12 and 7.3" ;; esac
+}
+
+# Debian's pristine kernel source of release KVER (default: kver), unpacked
+# once into the cache; prints its path.
 pristine_dir() {
-	local pkgver dir
+	local k=${1:-$(kver)} pkgver dir
+	if [ "$k" = 7.3 ]; then
+		bash "$ROOT/scripts/linux-7.3.sh"
+		return
+	fi
 	pkgver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 	dir=$CACHE/pristine-$pkgver
 	if [ ! -e "$dir/.done" ]; then
@@ -62,6 +81,37 @@ pristine_dir() {
 		done_stage
 	fi
 	echo "$dir"
+}
+
+# The series list of release KVER (default: kver): patches/series for 6.12,
+# patches/7.3/series for 7.3.
+series_list() {
+	case "${1:-$(kver)}" in
+	7.3) echo "$ROOT/patches/7.3/series" ;;
+	*) echo "$ROOT/patches/series" ;;
+	esac
+}
+
+# The file of a patch the series list of KVER names: the release's own
+# (patches/7.3/NAME) if it has one, else the shared one (patches/NAME).
+series_patch() { # NAME [KVER]
+	local k=${2:-$(kver)}
+	if [ "$k" != 6.12 ] && [ -f "$ROOT/patches/$k/$1" ]; then
+		echo "$ROOT/patches/$k/$1"
+	else
+		echo "$ROOT/patches/$1"
+	fi
+}
+
+# The LLVM a kernel tree is built with (make's LLVM= argument): Debian 12's
+# default LLVM (14) for 6.12; LLVM 19 (clang-19, lld-19) for 7.3, which needs
+# LLVM 17 at least (its scripts/min-tool-version.sh).
+tree_llvm() { # TREE
+	if grep -q '^VERSION = 7$' "$1/Makefile"; then echo -19; else echo 1; fi
+}
+# The libclang bindgen loads for a tree (its own LLVM's).
+tree_libclang() { # TREE
+	if [ "$(tree_llvm "$1")" = -19 ]; then echo /usr/lib/llvm-19/lib; else echo /usr/lib/llvm-14/lib; fi
 }
 
 # Takes the build cache's lock (one kernel build or cache user at a time)
@@ -95,10 +145,12 @@ copy_existing() { # SRC DST
 configure_kernel() { # TREE OUT SKIP FRAG...
 	local tree=$1 out=$2 skip=" $3 " line sym bad=0
 	shift 3
-	make -s -C "$tree" O="$out" LLVM=1 tinyconfig || return 1
+	local llvm
+	llvm=$(tree_llvm "$tree")
+	make -s -C "$tree" O="$out" LLVM="$llvm" tinyconfig || return 1
 	KCONFIG_CONFIG="$out/.config" "$tree/scripts/kconfig/merge_config.sh" \
 		-m -O "$out" "$out/.config" "$@" || return 1
-	make -s -C "$tree" O="$out" LLVM=1 olddefconfig || return 1
+	make -s -C "$tree" O="$out" LLVM="$llvm" olddefconfig || return 1
 	while IFS= read -r line; do
 		case "$line" in CONFIG_*) ;; *) continue ;; esac
 		sym=${line%%=*}
@@ -114,14 +166,27 @@ configure_kernel() { # TREE OUT SKIP FRAG...
 }
 
 # Variants: `test`, `ref` and `debug` are x86-64 kernels; `arm64-test` and
-# `arm64-ref` are the same configurations for arm64. variant_kind prints the
-# configuration (test, ref, debug), variant_arch the kernel's ARCH (x86,
-# arm64).
+# `arm64-ref` are the same configurations for arm64; a variant named
+# `*-7.3` (`ref-7.3`) is that configuration on Linux 7.3, the others are on
+# 6.12. variant_kind prints the configuration (test, ref, debug),
+# variant_arch the kernel's ARCH (x86, arm64), variant_kver the release.
 variant_kind() {
-	echo "${1#arm64-}"
+	local v=${1%-7.3}
+	echo "${v#arm64-}"
 }
 variant_arch() {
 	case "$1" in arm64-*) echo arm64 ;; *) echo x86 ;; esac
+}
+variant_kver() {
+	case "$1" in *-7.3) echo 7.3 ;; *) echo 6.12 ;; esac
+}
+# The kernel tree a built variant was built from (build/tree for 6.12,
+# build/tree-7.3 for 7.3: links kernel.sh makes).
+variant_tree() {
+	case "$(variant_kver "$1")" in
+	6.12) readlink -f "$ROOT/build/tree" ;;
+	*) readlink -f "$ROOT/build/tree-$(variant_kver "$1")" ;;
+	esac
 }
 
 # The kernel image of a built variant (a link under build/VARIANT/).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The patch series as a maintainer and a user meet it (make check):
+# The patch series as a maintainer and a user meet it (make check; with
+# RKPE_KVER=7.3 the 7.3 series, checked with 7.3's checkpatch.pl):
 # - scripts/checkpatch.pl --strict of the pristine tree reports nothing on
 #   any patch;
 # - `make apply` into a git tree (git am, one commit a patch, authors and
@@ -36,7 +37,7 @@ git -C "$work" init -q
 { echo Makefile; patched_files "${patches[@]}"; } | copy_existing "$pristine" "$work"
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 git -C "$work" -c user.name=user -c user.email=user@example.org add -A
-git -C "$work" -c user.name=user -c user.email=user@example.org commit -q -m 6.12
+git -C "$work" -c user.name=user -c user.email=user@example.org commit -q -m "$(kver)"
 git -C "$work" config user.name user && git -C "$work" config user.email user@example.org
 bash "$ROOT/scripts/apply.sh" "$work" "$series"
 n=$(git -C "$work" rev-list --count HEAD)

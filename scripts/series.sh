@@ -2,24 +2,29 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Writes the project as a git format-patch series against Debian's pristine
-# linux-source-6.12 (make series): patches/series lists the commits in order;
-# each names a patch in patches/ (its header is the commit message, its diff
-# edits the tree) and the files the commit adds. The commits are made in a
+# linux-source-6.12 or, with RKPE_KVER=7.3, linux-source-7.3 (make series
+# [KERNEL=7.3]): patches/series (patches/7.3/series) lists the commits in
+# order; each names a patch (its header is the commit message, its diff
+# edits the tree; for 7.3 the one in patches/7.3/ if there is one, else the
+# shared one in patches/) and the files the commit adds. The commits are made in a
 # scratch repository that holds only the pristine files the series touches
 # (a blob's id depends on its content alone, so the index lines are those of
 # a full 6.12 tree, and `git am` applies the series there).
-#   series.sh [OUTDIR]      # default build/series; prints OUTDIR
+#   series.sh [OUTDIR]      # default build/series (7.3: build/series-7.3); prints OUTDIR
 # The series is reproducible: fixed author, dates and no signature.
 set -Eeuo pipefail
 . "$(dirname "$0")/lib.sh"
 # A failure says where (set -e alone exits silently on a quiet command).
 trap 'echo "series.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 
-out=$(realpath -m "${1:-$ROOT/build/series}")
-pristine=$(pristine_dir)
+k=$(kver)
+default_out=$ROOT/build/series
+[ "$k" = 6.12 ] || default_out=$ROOT/build/series-$k
+out=$(realpath -m "${1:-$default_out}")
+pristine=$(pristine_dir "$k")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-list=$ROOT/patches/series
+list=$(series_list "$k")
 
 # The commits' identity. A poster replaces it with their own (git am keeps
 # the author of each patch; --signoff adds the poster).
@@ -35,17 +40,17 @@ entries() { grep -v '^#' "$list" | grep -v '^[[:space:]]*$'; }
 # The pristine files the patches edit.
 git_ init -q
 {
-	entries | while read -r patch _; do patched_files "$ROOT/patches/$patch"; done
+	entries | while read -r patch _; do patched_files "$(series_patch "$patch" "$k")"; done
 	echo MAINTAINERS
 } | copy_existing "$pristine" "$work"
 git_ add -A
-git_ commit -q --allow-empty -m "linux-source-6.12 (the files the series edits)"
+git_ commit -q --allow-empty -m "linux-source-$k (the files the series edits)"
 git_ tag pristine
 
 n=0
 entries | while read -r patch adds; do
-	p=$ROOT/patches/$patch
-	[ -f "$p" ] || die "patches/series names $patch, which is not there"
+	p=$(series_patch "$patch" "$k")
+	[ -f "$p" ] || die "${list#"$ROOT"/} names $patch, which is not there"
 	# The diff after the header's `---` line, if any.
 	# (grep reads all of it: `grep -q` would stop early, and with pipefail
 	# sed's SIGPIPE would make the test false now and then.)

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Derive the kernel build tree from Debian's pristine linux-source-6.12 and
-# the project's patch series: scripts/series.sh writes the series
+# Derive the kernel build tree from Debian's pristine linux-source-6.12 (or,
+# with RKPE_KVER=7.3, linux-source-7.3) and the project's patch series: scripts/series.sh writes the series
 # (patches/series: the tree edits, the kernel-crate abstractions, the module,
 # its documentation and selftests) and scripts/apply.sh applies it, as
 # `make apply KDIR=...` does to a user's tree. So the tree built and tested
 # is exactly what the series produces.
 #
-# The tree lives in the cache ($CACHE/tree). It is rebuilt in a staging copy
+# The tree lives in the cache ($CACHE/tree, $CACHE/tree-7.3). It is rebuilt in a staging copy
 # (hard links to the pristine files, so it costs little) and synced with
 # rsync --checksum, so only files whose content changed get a new mtime and
 # make rebuilds only what depends on them. Prints the tree's path.
@@ -17,9 +17,13 @@ set -euo pipefail
 # A failure says where (set -e alone exits silently on a quiet command).
 trap 'echo "tree.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 
-pristine=$(pristine_dir)
+k=$(kver)
+pristine=$(pristine_dir "$k")
 pkgver=${pristine##*/pristine-}
-tree=$CACHE/tree
+case "$k" in
+6.12) tree=$CACHE/tree series_out=$CACHE/series ;;
+*) tree=$CACHE/tree-$k series_out=$CACHE/series-$k ;;
+esac
 
 # Everything the tree is derived from, in one hash.
 key=$( {
@@ -37,11 +41,11 @@ key=$( {
 
 if [ "$(cat "$tree/.key" 2>/dev/null)" != "$key" ]; then
 	stage "derive the kernel tree"
-	staging=$CACHE/tree.staging
+	staging=$tree.staging
 	rm -rf "$staging"
 	cp -al "$pristine" "$staging"
 	rm -f "$staging/.done"
-	series=$(bash "$ROOT/scripts/series.sh" "$CACHE/series")
+	series=$(bash "$ROOT/scripts/series.sh" "$series_out")
 	bash "$ROOT/scripts/apply.sh" "$staging" "$series" > /dev/null
 	mkdir -p "$tree"
 	rsync -rlc --delete --exclude=/.key "$staging/" "$tree/"
