@@ -67,7 +67,9 @@ else
 	src_id="$(cat "$(pristine_dir "$RKPE_KVER")/.version") LLVM=$llvm"
 	kpatches=("$ROOT"/patches/*.patch "$ROOT/patches/$RKPE_KVER"/*)
 fi
-ckey=$( { echo "$src_id"; cat "${frags[@]}" "$ROOT/Kconfig" "${kpatches[@]}"; } | sha256sum | cut -d' ' -f1)
+# (The source's version without a newline, as dpkg-query prints it: 6.12's
+# keys stay what they were before 7.3 came.)
+ckey=$( { printf '%s' "$src_id"; cat "${frags[@]}" "$ROOT/Kconfig" "${kpatches[@]}"; } | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$out/.config-key" 2>/dev/null)" != "$ckey" ] || [ ! -f "$out/.config" ]; then
 	stage "configure $variant"
 	ARCH=$arch configure_kernel "$tree" "$out" "$skip" "${frags[@]}" >/dev/null ||

@@ -10,7 +10,9 @@ step() { # name command...
 	local name=$1; shift
 	local t0=$(date +%s) out kept
 	n_stage=$((n_stage + 1)); out="$R/stage-${LANE:-main}-$n_stage.out"
-	touch "$out.start"
+	# (A second early: file times are as coarse as the kernel's clock tick,
+	# and a log the stage writes at once would not be newer than its start.)
+	touch -d "@$(($(date +%s) - 1))" "$out.start"
 	echo "=== $name"
 	if "$@" 2>&1 | tee "$out"; [ "${PIPESTATUS[0]}" = 0 ]; then
 		echo "ok $name" >> "$R/outcomes"; echo "=== $name: ok ($(( $(date +%s) - t0 ))s)"
