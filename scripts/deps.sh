@@ -19,7 +19,9 @@ PKGS=(linux-source-6.12 clang lld llvm libclang-dev qemu-system-x86 busybox-stat
       qemu-system-arm libc6-dev-arm64-cross libgcc-12-dev-arm64-cross
       # Linux 7.3 needs LLVM 17 at least: Debian 12's LLVM 19 (LLVM=-19, and
       # its libclang for bindgen); scripts/linux-7.3.sh fetches its source.
-      clang-19 lld-19 llvm-19 libclang-19-dev)
+      clang-19 lld-19 llvm-19 libclang-19-dev
+      # The kernel variants share their C objects (scripts/kernel.sh).
+      ccache)
 BINDGEN_VERSION=0.73.2
 
 missing=()

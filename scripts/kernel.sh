@@ -33,6 +33,18 @@ jobs=$(( $(nproc) + 1 ))
 # scripts/vm.sh --c-only can key C's runs on the image itself.
 export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026' KBUILD_BUILD_VERSION=1 \
 	KBUILD_BUILD_USER=rkpe KBUILD_BUILD_HOST=rkpe
+# ccache (scripts/deps.sh installs it) under the compilers' own names, first
+# in PATH: kbuild's command lines stay `clang ...` (a kernel built before
+# ccache came rebuilds nothing), and the variants of one release share their
+# objects: `ref` compiles little that `test` has not, nor `arm64-ref` what
+# `arm64-test` has. The build directory is not hashed (CCACHE_NOHASHDIR), so
+# an object may carry another variant's build directory as its DWARF
+# comp_dir: the images and the installed modules are stripped of DWARF, and
+# BTF does not hold it. Rust is not cached (rustc is not a C compiler).
+ccbin=$CACHE/ccache/bin
+mkdir -p "$ccbin"
+for c in clang clang-19; do ln -sfn "$(command -v ccache)" "$ccbin/$c"; done
+export PATH=$ccbin:$PATH CCACHE_DIR=$CACHE/ccache/store CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=15G
 llvm=$(tree_llvm "$tree")
 libclang=$(tree_libclang "$tree")
 # bindgen (and Kconfig's check of it) loads the tree's own libclang.
@@ -83,7 +95,13 @@ case "$arch" in
 arm64) image=Image ;;
 *) image=bzImage ;;
 esac
+ccache -z >/dev/null
 kmake "$image" modules
+# How much of the C came from the cache (the builds are one at a time).
+ccache --print-stats 2>/dev/null | awk '
+	$1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { hit += $2 }
+	$1 == "cache_miss" { miss += $2 }
+	END { if (hit + miss) printf "kernel.sh: ccache: %d of %d C compilations from the cache\n", hit, hit + miss }' >&2
 rm -rf "$out/modroot"
 kmake INSTALL_MOD_PATH="$out/modroot" INSTALL_MOD_STRIP=1 modules_install >/dev/null
 done_stage
