@@ -46,11 +46,7 @@
 //! # Ok::<(), Error>(())
 //! ```
 
-use crate::{
-    bindings,
-    error::{to_result, Result},
-    str::CStr,
-};
+use crate::{bindings, error::to_result, prelude::*};
 use core::ptr::NonNull;
 
 /// `BTF_KIND_FUNC`: a function, whose `type` is its [`KIND_FUNC_PROTO`].

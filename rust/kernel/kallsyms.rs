@@ -36,7 +36,7 @@
 //! assert_ne!(kallsyms::hash_pointer(addr), 0);
 //! ```
 
-use crate::{bindings, error::Result, str::CStr};
+use crate::{bindings, prelude::*};
 use core::ffi::c_void;
 
 /// Room for the text of [`sprint_symbol`] (`KSYM_SYMBOL_LEN`, rounded up;
@@ -74,14 +74,22 @@ unsafe extern "C" fn count_one(data: *mut c_void, addr: usize) -> core::ffi::c_i
 ///
 /// `p` points to a NUL-terminated string.
 unsafe fn c_str_is(p: *const u8, s: &CStr) -> bool {
-    for (i, &b) in s.as_bytes_with_nul().iter().enumerate() {
-        // SAFETY: the bytes of `p` before `i` matched non-NUL bytes of `s`,
-        // so `p`'s NUL is at `i` or after.
-        if unsafe { *p.add(i) } != b {
+    // (Through the pointer: the kernel's `CStr` and core's, which later
+    // kernels use, name their byte slices differently.)
+    let s = s.as_char_ptr().cast::<u8>();
+    let mut i = 0;
+    loop {
+        // SAFETY: the bytes of `s` and `p` before `i` matched and are not
+        // NUL, so the NUL of each is at `i` or after.
+        let (a, b) = unsafe { (*p.add(i), *s.add(i)) };
+        if a != b {
             return false;
         }
+        if b == 0 {
+            return true;
+        }
+        i += 1;
     }
-    true
 }
 
 struct ModCount<'a> {

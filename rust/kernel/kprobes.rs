@@ -32,15 +32,7 @@ mod percpu;
 
 pub use percpu::{processor_id, HitBuffers, HitCounter, HIT_BUFFER_SIZE};
 
-use crate::{
-    bindings,
-    error::{to_result, Result},
-    init::PinInit,
-    prelude::*,
-    ptrace::PtRegs,
-    str::{CStr, CString},
-    types::Opaque,
-};
+use crate::{bindings, error::to_result, prelude::*, ptrace::PtRegs, str::CString, types::Opaque};
 use core::{
     ptr,
     sync::atomic::{AtomicBool, Ordering},
@@ -76,7 +68,7 @@ pub enum Place<'a> {
 /// registration, so that no copy is kept for as long as the probe.
 fn symbol_of(place: Place<'_>) -> Result<Option<CString>> {
     match place {
-        Place::Symbol(name, _) => Ok(Some(CString::try_from_fmt(crate::fmt!("{name}"))?)),
+        Place::Symbol(name, _) => Ok(Some(CString::try_from(name)?)),
         Place::Address(_) => Ok(None),
     }
 }

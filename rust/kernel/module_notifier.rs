@@ -5,7 +5,7 @@
 //!
 //! C header: [`include/linux/module.h`](srctree/include/linux/module.h)
 
-use crate::{bindings, error::to_result, init::PinInit, prelude::*, str::CStr, types::Opaque};
+use crate::{bindings, error::to_result, prelude::*, types::Opaque};
 
 /// Told when a module is coming (loaded, before its `init` runs).
 pub trait ModuleComing: Sync {

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-2.0
+
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+
+/* (raw_smp_processor_id() is upstream's, in cpu.c.) */
+
+__rust_helper unsigned long rust_helper_task_size(void)
+{
+	return TASK_SIZE;
+}
+
+__rust_helper void rust_helper_rcu_read_lock_sched_notrace(void)
+{
+	rcu_read_lock_sched_notrace();
+}
+
+__rust_helper void rust_helper_rcu_read_unlock_sched_notrace(void)
+{
+	rcu_read_unlock_sched_notrace();
+}
+
+__rust_helper const char *rust_helper_current_comm(void)
+{
+	return current->comm;
+}
