@@ -16,7 +16,7 @@
 #   make profile  where a hit's instructions go: make profile SPEC='p a=%di' [IMPL=--c]
 #   make vectors  re-record tests/vectors/c-ref.txt from the C implementation (ref kernel)
 #   make series   the patch series against pristine 6.12 into build/series (git format-patch);
-#                 KERNEL=7.3: against pristine 7.3 (so far its tracing-core patches)
+#                 KERNEL=7.3: against pristine 7.3 (so far what is ported of it)
 #   make apply KDIR=...  apply the series to your own 6.12 or 7.3 tree (the tree's own; git am if it is a git tree)
 #   make checkpatch  scripts/checkpatch.pl --strict on the series, and the git am path (KERNEL=7.3: the 7.3 series)
 #   make series-build  build the series patch by patch (each step builds, no new warning; about 12 minutes)
