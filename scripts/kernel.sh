@@ -6,9 +6,9 @@
 # in $CACHE/out-<variant>, and link the artifacts under build/<variant>/:
 #   bzImage (x86) or Image (arm64), rust_kprobe_events.ko, modroot/
 #   (modules_install output).
-# The 7.3 series has the tracing-core patches only so far (the kernel crate
-# and the module are 6.12's): a 7.3 variant is that kernel without the
-# module, and says so.
+# The 7.3 series has no module yet (its tracing-core patches and part of the
+# kernel crate so far): a 7.3 variant is that kernel without the module, and
+# says so.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
