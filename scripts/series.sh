@@ -6,8 +6,8 @@
 # [KERNEL=7.3]): patches/series (patches/7.3/series) lists the commits in
 # order; each names a patch (its header is the commit message, its diff
 # edits the tree; for 7.3 the one in patches/7.3/ if there is one, else the
-# shared one in patches/) and the files the commit adds. The commits are made in a
-# scratch repository that holds only the pristine files the series touches
+# shared one in patches/) and the files the commit adds. The commits are
+# made in a scratch repository that holds only the pristine files the series touches
 # (a blob's id depends on its content alone, so the index lines are those of
 # a full 6.12 tree, and `git am` applies the series there).
 #   series.sh [OUTDIR]      # default build/series (7.3: build/series-7.3); prints OUTDIR

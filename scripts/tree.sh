@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Derive the kernel build tree from Debian's pristine linux-source-6.12 (or,
-# with RKPE_KVER=7.3, linux-source-7.3) and the project's patch series: scripts/series.sh writes the series
+# with RKPE_KVER=7.3, linux-source-7.3) and the project's patch series:
+# scripts/series.sh writes the series
 # (patches/series: the tree edits, the kernel-crate abstractions, the module,
 # its documentation and selftests) and scripts/apply.sh applies it, as
 # `make apply KDIR=...` does to a user's tree. So the tree built and tested
 # is exactly what the series produces.
 #
-# The tree lives in the cache ($CACHE/tree, $CACHE/tree-7.3). It is rebuilt in a staging copy
+# The tree lives in the cache ($CACHE/tree, $CACHE/tree-7.3). It is rebuilt
+# in a staging copy
 # (hard links to the pristine files, so it costs little) and synced with
 # rsync --checksum, so only files whose content changed get a new mtime and
 # make rebuilds only what depends on them. Prints the tree's path.
