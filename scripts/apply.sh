@@ -3,8 +3,9 @@
 #
 # Applies the patch series (scripts/series.sh) to a Linux 6.12 or 7.3 tree
 # (make apply KDIR=...): the series of the tree's release. A git work tree
-# gets the commits with `git am`; any other tree gets `patch -p1`, after a dry run of the whole series, so that a
-# series that does not apply changes nothing. make check derives its own
+# gets the commits with `git am`; any other tree gets `patch -p1`, after a
+# dry run of the whole series, so that a series that does not apply changes
+# nothing. make check derives its own
 # kernel tree this way from the pristine source (scripts/tree.sh).
 #   apply.sh KDIR [SERIES_DIR]
 set -euo pipefail
