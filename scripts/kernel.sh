@@ -6,9 +6,8 @@
 # in $CACHE/out-<variant>, and link the artifacts under build/<variant>/:
 #   bzImage (x86) or Image (arm64), rust_kprobe_events.ko, modroot/
 #   (modules_install output).
-# The 7.3 series has no module yet (its tracing-core patches and part of the
-# kernel crate so far): a 7.3 variant is that kernel without the module, and
-# says so.
+# A tree without the module (a series cut short, as `make series-build`
+# builds) is that kernel alone, and says so.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -50,12 +49,14 @@ libclang=$(tree_libclang "$tree")
 # bindgen (and Kconfig's check of it) loads the tree's own libclang.
 export LIBCLANG_PATH=$libclang
 kmake() { make -s -C "$tree" O="$out" ARCH="$arch" LLVM="$llvm" -j"$jobs" "$@"; }
-# A tree whose series has no module yet (7.3's, so far) builds the kernel
-# alone: its options are not asked of its configuration.
+# A tree without the module builds the kernel alone: its options are not
+# asked of its configuration.
 skip=""
+module=yes
 if [ ! -f "$tree/kernel/trace/rust_kprobe_events/Kconfig" ]; then
 	skip="CONFIG_RUST_KPROBE_EVENTS CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS"
-	echo "kernel.sh: the $RKPE_KVER series has no module yet: $variant is the kernel without it" >&2
+	module=no
+	echo "kernel.sh: the $RKPE_KVER tree has no module: $variant is the kernel without it" >&2
 fi
 
 # The architecture's lines (kconfig/x86.config, kconfig/arm64.config), then
@@ -109,7 +110,7 @@ done_stage
 b=$ROOT/build/$variant
 mkdir -p "$b"
 ln -sfn "$out/arch/$arch/boot/$image" "$b/$image"
-if [ -z "$skip" ]; then
+if [ "$module" = yes ]; then
 	ln -sfn "$out/kernel/trace/rust_kprobe_events/rust_kprobe_events.ko" "$b/rust_kprobe_events.ko"
 else
 	rm -f "$b/rust_kprobe_events.ko"

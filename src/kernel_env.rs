@@ -177,7 +177,7 @@ impl crate::probe::btf::Btf for kernel::btf::Btf {
     }
 
     fn name(&self, offset: u32) -> Option<&[u8]> {
-        kernel::btf::Btf::name(self, offset).map(CStr::as_bytes)
+        kernel::btf::Btf::name(self, offset).map(CStr::to_bytes)
     }
 }
 
@@ -234,7 +234,7 @@ pub(crate) trait PutBytes {
     fn put_bytes(&mut self, bytes: &[u8]);
 }
 
-impl PutBytes for SeqFile {
+impl PutBytes for &SeqFile {
     fn put_bytes(&mut self, bytes: &[u8]) {
         self.put(bytes);
     }
@@ -358,13 +358,14 @@ impl Env for KernelEnv {
     }
 
     // The offsets `%pd` and `%pD` read through, as
-    // `traceprobe_expand_dentry_args()` writes them (trace_probe.c:1829-1836).
+    // `traceprobe_expand_dentry_args()` writes them (C's `offsetof()`: the
+    // fields are in anonymous unions on later kernels).
     fn dentry_name_offset(&self) -> usize {
-        offset_of!(bindings::dentry, d_name) + offset_of!(bindings::qstr, name)
+        bindings::DENTRY_NAME_OFFSET
     }
 
     fn file_dentry_offset(&self) -> usize {
-        offset_of!(bindings::file, f_path) + offset_of!(bindings::path, dentry)
+        bindings::FILE_DENTRY_OFFSET
     }
 
     fn arch(&self) -> &'static Arch {

@@ -63,7 +63,6 @@ use trace_kprobe::Probes;
 module! {
     type: RustKprobeEvents,
     name: "rust_kprobe_events",
-    author: "rust-kprobe-events developers",
     description: "Kprobe-based event tracing in Rust",
     license: "GPL",
 }
@@ -86,8 +85,8 @@ impl tracefs::Operations for EventsFile {
         Ok(())
     }
 
-    fn show(&self, m: &mut kernel::seq_file::SeqFile) -> Result {
-        self.0.data().show(&mut Raw(m))
+    fn show(&self, mut m: &kernel::seq_file::SeqFile) -> Result {
+        self.0.data().show(&mut Raw(&mut m))
     }
 
     fn write(&self, data: UserSliceReader) -> Result<usize> {
@@ -115,8 +114,8 @@ struct ProfileFile(Arc<Type<Probes>>);
 
 #[vtable]
 impl tracefs::Operations for ProfileFile {
-    fn show(&self, m: &mut kernel::seq_file::SeqFile) -> Result {
-        self.0.data().profile(&mut Raw(m))
+    fn show(&self, mut m: &kernel::seq_file::SeqFile) -> Result {
+        self.0.data().profile(&mut Raw(&mut m))
     }
 }
 
@@ -125,7 +124,7 @@ struct Coming(Arc<Type<Probes>>);
 
 impl module_notifier::ModuleComing for Coming {
     fn coming(&self, name: &CStr) {
-        self.0.data().module_coming(name.as_bytes());
+        self.0.data().module_coming(name.to_bytes());
     }
 }
 
@@ -176,7 +175,7 @@ impl kernel::Module for RustKprobeEvents {
             GFP_KERNEL,
         )?;
         if let Some(list) = kprobe_event.value() {
-            Probes::boot_events(&probes, list.as_bytes());
+            Probes::boot_events(&probes, list.to_bytes());
         }
         pr_info!("loaded; {} and {} are ready\n", NAMES.events, NAMES.profile);
         Ok(RustKprobeEvents {

@@ -499,7 +499,7 @@ impl Probes {
         let spec = spec
             .map(
                 Args::share,
-                |s| Exact::new(s.as_bytes()),
+                |s| Exact::new(Text::as_bytes(&s)),
                 |e| Exact::new(e.args()),
                 |_| Ok(()),
             )
@@ -672,7 +672,11 @@ impl Probes {
         }
         for cmd in buf.split(|&c| c == b';').filter(|c| !c.is_empty()) {
             if let Err(e) = Self::command(ty, cmd) {
-                pr_warn!("Failed to add event({}): {}\n", e.to_errno(), Escaped(cmd));
+                pr_warn!(
+                    "Failed to add event({}): {}\n",
+                    e.to_errno(),
+                    format_args!("{}", Escaped(cmd))
+                );
             }
         }
         ty.data().bury();
@@ -693,7 +697,7 @@ impl Probes {
             if let Err(e) = trace_event::set_enabled(group, name, true) {
                 pr_warn!(
                     "Failed to enable event {}: {}\n",
-                    Escaped(name.as_bytes()),
+                    format_args!("{}", Escaped(name.to_bytes())),
                     e.to_errno()
                 );
             }
@@ -727,8 +731,8 @@ impl Probes {
                 Ok(k) => *p = k,
                 Err(e) => pr_warn!(
                     "Failed to re-register probe {} on {}: {}\n",
-                    Escaped(shared.event.name()),
-                    Escaped(module),
+                    format_args!("{}", Escaped(shared.event.name())),
+                    format_args!("{}", Escaped(module)),
                     e.to_errno()
                 ),
             }
@@ -797,11 +801,11 @@ impl dyn_event::Provider for Probes {
     type Entry = ProbeShared;
 
     fn create(ty: &Type<Probes>, command: &CStr) -> Result {
-        Self::define(ty, command.as_bytes())
+        Self::define(ty, command.to_bytes())
     }
 
-    fn show(&self, _lock: &EventLock, entry: &ProbeShared, m: &mut SeqFile) -> Result {
-        entry.show(&mut Raw(m))
+    fn show(&self, _lock: &EventLock, entry: &ProbeShared, mut m: &SeqFile) -> Result {
+        entry.show(&mut Raw(&mut m))
     }
 
     /// `trace_kprobe_is_busy()`: enabled somewhere or open by perf.
@@ -840,11 +844,11 @@ impl dyn_event::Provider for Probes {
         entry: &ProbeShared,
     ) -> bool {
         let r = Removal {
-            group: system.map(|s| s.as_bytes()),
-            event: event.as_bytes(),
+            group: system.map(|s| s.to_bytes()),
+            event: event.to_bytes(),
         };
         r.matches_words(
-            args.map(|a| a.as_bytes()),
+            args.map(|a| a.to_bytes()),
             &entry.spec,
             entry.names(),
             entry.hashed(),

@@ -27,14 +27,14 @@
 //! let (b, id) = btf::Btf::find(c_str!("vfs_read"), btf::KIND_FUNC)?;
 //! let func = b.type_record(id).unwrap();
 //! assert_eq!(btf::kind(func[1]), btf::KIND_FUNC);
-//! assert_eq!(b.name(func[0]).unwrap().as_bytes(), b"vfs_read");
+//! assert_eq!(b.name(func[0]).unwrap().to_bytes(), b"vfs_read");
 //! let proto = b.type_record(func[2]).unwrap();
 //! assert_eq!(btf::kind(proto[1]), btf::KIND_FUNC_PROTO);
 //! assert_eq!(btf::vlen(proto[1]), 4);
 //! // The record holds the parameters: (name, type) after the head.
 //! assert_eq!(proto.len(), 3 + 2 * 4);
-//! assert_eq!(b.name(proto[3]).unwrap().as_bytes(), b"file");
-//! assert_eq!(b.name(proto[9]).unwrap().as_bytes(), b"pos");
+//! assert_eq!(b.name(proto[3]).unwrap().to_bytes(), b"file");
+//! assert_eq!(b.name(proto[9]).unwrap().to_bytes(), b"pos");
 //! // Type 0 is void.
 //! assert_eq!(b.type_record(0), Some(&[0u32, 0, 0][..]));
 //! assert!(b.type_record(u32::MAX).is_none());

@@ -429,8 +429,8 @@ pub trait Event: Sync + Sized + 'static {
 /// // SAFETY: a null module is built-in code, which is never unloaded.
 /// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
 /// let new = |sys: &str, name: &str| -> Result<_> {
-///     let sys = CString::try_from_fmt(kernel::fmt!("{sys}"))?;
-///     let name = CString::try_from_fmt(kernel::fmt!("{name}"))?;
+///     let sys = CString::try_from_fmt(format_args!("{sys}"))?;
+///     let name = CString::try_from_fmt(format_args!("{name}"))?;
 ///     let lock = lock_events();
 ///     KBox::pin_init(
 ///         Registration::new(&lock, &BUILTIN, Kind::Dynamic, |targets| {
@@ -612,8 +612,10 @@ impl<T: Event> Registration<T> {
                 // they outlive it.
                 let names = unsafe { (*this).data.names() };
                 // SAFETY: `class` is initialised (above) and pinned with
-                // `this`.
-                let class = unsafe { Opaque::raw_get(ptr::addr_of!((*this).class)) };
+                // `this`; an `Opaque<T>` has the layout of its `T`.
+                let class = unsafe { ptr::addr_of!((*this).class) }
+                    .cast_mut()
+                    .cast::<bindings::trace_event_class>();
                 // SAFETY: the class is initialised, and the tracing core does
                 // not see it before the call is registered (below).
                 unsafe { (*class).system = names.system.as_char_ptr() };
@@ -720,7 +722,13 @@ impl<T: Event> Registration<T> {
     /// `call` must be the `call` of a live `Registration<T>`.
     unsafe fn from_call<'a>(call: *const bindings::trace_event_call) -> &'a Self {
         // SAFETY: by the caller's guarantee.
-        unsafe { &*crate::container_of!(call, Self, call) }
+        unsafe {
+            &*crate::container_of!(
+                call.cast::<Opaque<bindings::trace_event_call>>(),
+                Self,
+                call
+            )
+        }
     }
 
     /// The class's `define_fields`: has [`Event::define_fields`] define the record's fields.

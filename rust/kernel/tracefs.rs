@@ -21,7 +21,7 @@ use crate::{
     prelude::*,
     seq_file::SeqFile,
     str::CStr,
-    sync::{CondVar, LockClassKey, SpinLock},
+    sync::{CondVar, SpinLock},
     uaccess::{UserPtr, UserSlice, UserSliceReader},
     ThisModule,
 };
@@ -43,7 +43,7 @@ pub trait Operations: Sync + Sized {
 
     /// Produces the file's whole content when it is read (a `seq_file`
     /// with one record).
-    fn show(&self, m: &mut SeqFile) -> Result;
+    fn show(&self, m: &SeqFile) -> Result;
 
     /// A `write()`: `data` reads the user's buffer (`data.len()` bytes);
     /// returns the bytes taken. A writer that reads part of the buffer
@@ -74,7 +74,7 @@ pub trait Operations: Sync + Sized {
 ///
 /// #[vtable]
 /// impl tracefs::Operations for Hello {
-///     fn show(&self, m: &mut kernel::seq_file::SeqFile) -> Result {
+///     fn show(&self, m: &kernel::seq_file::SeqFile) -> Result {
 ///         m.put(b"hello\n");
 ///         Ok(())
 ///     }
@@ -159,21 +159,14 @@ struct Shared {
     released: CondVar,
 }
 
-// The lock classes of the `Shared` of every `File`, and their names.
-// Statics, not `new_spinlock!`/`new_condvar!` inside `File::new`: that is
-// generic, so each crate that instantiates it would have its own copy of the
-// name literal, and lockdep warns when the one class (the macro's static
-// key) comes with a second name pointer ("same key, different name").
+// The names of the lock classes of the `Shared` of every `File`. Statics,
+// not `new_spinlock!`/`new_condvar!` inside `File::new`: that is generic, so
+// each crate that instantiates it would have its own copy of the name
+// literal, and lockdep warns when the one class (the static key that
+// `static_lock_class!` makes, one for every instance) comes with a second
+// name pointer ("same key, different name").
 static OPENS_NAME: &CStr = crate::c_str!("tracefs::File::opens");
 static RELEASED_NAME: &CStr = crate::c_str!("tracefs::File::released");
-
-fn opens_class() -> &'static LockClassKey {
-    crate::static_lock_class!()
-}
-
-fn released_class() -> &'static LockClassKey {
-    crate::static_lock_class!()
-}
 
 /// `T`'s side of the file operations, monomorphised in `T`'s crate.
 struct VTable {
@@ -206,8 +199,8 @@ impl<T: Operations> File<T> {
                 data: unsafe { ptr::addr_of!((*this.as_ptr()).data) }.cast(),
                 vtable: &Adapter::<T>::VTABLE,
                 module: module.as_ptr(),
-                opens <- SpinLock::new(0, OPENS_NAME, opens_class()),
-                released <- CondVar::new(RELEASED_NAME, released_class()),
+                opens <- SpinLock::new(0, OPENS_NAME, crate::static_lock_class!()),
+                released <- CondVar::new(RELEASED_NAME, crate::static_lock_class!()),
             }),
             // INVARIANT: the dentry is the file `create_file()` made, whose
             // inode has `shared` (with `data`, both initialised above and
@@ -445,7 +438,10 @@ unsafe extern "C" fn write(
     // SAFETY: by the VFS's guarantee; the open counts `shared`.
     let r = unsafe {
         let shared = shared_of(file);
-        ((*shared).vtable.write)(shared, UserSlice::new(buf as UserPtr, len).reader())
+        ((*shared).vtable.write)(
+            shared,
+            UserSlice::new(UserPtr::from_ptr(buf.cast_mut().cast()), len).reader(),
+        )
     };
     match r {
         Ok(n) => n as isize,

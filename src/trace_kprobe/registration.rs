@@ -117,7 +117,7 @@ pub(super) fn register(
         let n = kallsyms::sprint_symbol_no_offset(addr, &mut buf);
         pr_warn!(
             "Could not probe notrace function {}\n",
-            Escaped(&buf[..n.min(buf.len())])
+            format_args!("{}", Escaped(&buf[..n.min(buf.len())]))
         );
         return Err(EINVAL);
     }

@@ -71,7 +71,7 @@ pub trait Provider: Send + Sync + 'static {
         Self: Sized;
 
     /// Writes `entry`'s line of `dynamic_events`.
-    fn show(&self, lock: &EventLock, entry: &Self::Entry, m: &mut SeqFile) -> Result;
+    fn show(&self, lock: &EventLock, entry: &Self::Entry, m: &SeqFile) -> Result;
 
     /// Whether `entry` cannot be removed now.
     fn is_busy(&self, lock: &EventLock, entry: &Self::Entry) -> bool;
@@ -141,9 +141,9 @@ static REGISTRY: Registry = Registry(UnsafeCell::new([None; 4]));
 /// impl Provider for Ty {
 ///     type Entry = u32;
 ///     fn create(_ty: &Type<Self>, command: &CStr) -> Result {
-///         if command.as_bytes().starts_with(b"doctest:") { Ok(()) } else { Err(ECANCELED) }
+///         if command.to_bytes().starts_with(b"doctest:") { Ok(()) } else { Err(ECANCELED) }
 ///     }
-///     fn show(&self, _: &EventLock, _e: &u32, m: &mut SeqFile) -> Result {
+///     fn show(&self, _: &EventLock, _e: &u32, m: &SeqFile) -> Result {
 ///         m.put(b"doctest\n");
 ///         Ok(())
 ///     }
@@ -158,9 +158,9 @@ static REGISTRY: Registry = Registry(UnsafeCell::new([None; 4]));
 ///     }
 /// }
 ///
-/// let ty = KBox::pin_init(Type::new::<Error>(Ty), GFP_KERNEL)?;
+/// let ty = KBox::pin_init(Type::new::<core::convert::Infallible>(Ty), GFP_KERNEL)?;
 /// // One type per Rust type.
-/// assert_eq!(KBox::pin_init(Type::new::<Error>(Ty), GFP_KERNEL).err(), Some(EBUSY));
+/// assert_eq!(KBox::pin_init(Type::new::<core::convert::Infallible>(Ty), GFP_KERNEL).err(), Some(EBUSY));
 /// let e = KBox::pin_init(Entry::new(7u32), GFP_KERNEL)?;
 /// assert!(!e.is_linked());
 /// e.add(&lock_events(), &ty);

@@ -52,7 +52,7 @@ impl ErrorLog {
     pub fn new(texts: &[&str]) -> Result<Self> {
         let mut t = KVec::with_capacity(texts.len(), GFP_KERNEL)?;
         for s in texts {
-            t.push(CString::try_from_fmt(crate::fmt!("{s}"))?, GFP_KERNEL)?;
+            t.push(CString::try_from_fmt(format_args!("{s}"))?, GFP_KERNEL)?;
         }
         let mut ptrs = KVec::with_capacity(t.len(), GFP_KERNEL)?;
         for c in t.iter() {

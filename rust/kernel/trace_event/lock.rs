@@ -7,16 +7,15 @@ use crate::{
     bindings,
     sync::{lock::mutex::MutexBackend, lock::Guard, Mutex},
 };
-use core::ptr;
+use core::{ops::Deref, ptr};
 
 /// Proof that the tracing core's `event_mutex` is held: the lock the core
 /// holds when it calls an event's callbacks, and that creating or removing
 /// an event needs.
 ///
-/// It is the (sizeless) data of `event_mutex` seen as a kernel-crate
-/// [`Mutex`]: only an [`EventGuard`] from [`lock_events`] (or the kernel
-/// crate, inside a callback the core calls with the mutex held) hands out a
-/// reference to one.
+/// Only an [`EventGuard`] from [`lock_events`] (or the kernel crate, inside
+/// a callback the core calls with the mutex held) hands out a reference to
+/// one.
 ///
 /// # Examples
 ///
@@ -55,18 +54,27 @@ impl EventLock {
     }
 }
 
-/// Holds `event_mutex` until dropped (the kernel crate's own lock guard);
-/// derefs to the [`EventLock`] proof.
-pub type EventGuard = Guard<'static, EventLock, MutexBackend>;
+/// Holds `event_mutex` until dropped (the kernel crate's own lock guard of
+/// `event_mutex` seen as a [`Mutex<()>`]); derefs to the [`EventLock`] proof.
+pub struct EventGuard {
+    _guard: Guard<'static, (), MutexBackend>,
+}
+
+impl Deref for EventGuard {
+    type Target = EventLock;
+
+    fn deref(&self) -> &EventLock {
+        // SAFETY: the guard holds `event_mutex` while the reference lives.
+        unsafe { EventLock::assume_held() }
+    }
+}
 
 /// Takes the tracing core's `event_mutex` (it may sleep).
 #[inline(never)]
 pub fn lock_events() -> EventGuard {
     // SAFETY: `event_mutex` is the tracing core's `DEFINE_MUTEX()` (declared
-    // in <linux/trace_events.h>): initialised and never freed. `EventLock` has
-    // no size and an alignment of one, and only this function and
-    // `EventLock::assume_held` make one.
-    let m: &'static Mutex<EventLock> =
+    // in <linux/trace_events.h>): initialised and never freed.
+    let m: &'static Mutex<()> =
         unsafe { Mutex::from_raw(ptr::addr_of_mut!(bindings::event_mutex)) };
-    m.lock()
+    EventGuard { _guard: m.lock() }
 }

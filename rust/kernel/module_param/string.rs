@@ -1,26 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Module parameters.
+//! String module parameters.
 //!
-//! 6.12's `module!` macro takes no parameters.
 //! [`module_param_str!`](crate::module_param_str) gives a module a
 //! read-only string parameter (`charp`, as C's
 //! `module_param(name, charp, 0444)`): set with `modprobe MODULE NAME=VALUE`,
 //! or `MODULE.NAME=VALUE` on the kernel command line when built in, shown in
-//! `/sys/module/MODULE/parameters/NAME` and by `modinfo`.
+//! `/sys/module/MODULE/parameters/NAME` and by `modinfo`. The kernel's own
+//! `param_ops_charp` parses and keeps the string, so that it lives as long
+//! as the module, whether loaded or built in.
 //!
 //! C header: [`include/linux/moduleparam.h`](srctree/include/linux/moduleparam.h)
 
-use crate::{bindings, str::CStr};
-use core::{cell::UnsafeCell, ffi::c_void};
-
-/// `struct kernel_param`, made `Sync` for a `static` in `__param`.
-#[repr(transparent)]
-#[doc(hidden)]
-pub struct KernelParam(pub bindings::kernel_param);
-
-// SAFETY: the kernel serialises access to it; Rust code never touches it.
-unsafe impl Sync for KernelParam {}
+use crate::{ffi::c_void, prelude::*};
+use core::cell::UnsafeCell;
 
 /// The value of a string parameter, written by the kernel's parameter
 /// parser before the module's `init` runs.
@@ -95,7 +88,7 @@ pub const fn modinfo<const N: usize>(prefix: &str, entry: &str) -> [u8; N] {
 ///
 /// // Built in, this is `rkpe_doctest.greeting=...` on the kernel command
 /// // line: the test VM passes `hello`.
-/// assert_eq!(greeting.value().map(|v| v.as_bytes()), Some(&b"hello"[..]));
+/// assert_eq!(greeting.value().map(|v| v.to_bytes()), Some(&b"hello"[..]));
 /// // In a module's `init`:
 /// if let Some(g) = greeting.value() {
 ///     pr_info!("{}\n", g);
@@ -127,7 +120,7 @@ macro_rules! module_param_str {
             #[link_section = "__param"]
             #[used(compiler)]
             static PARAM: $crate::module_param::KernelParam =
-                $crate::module_param::KernelParam($crate::bindings::kernel_param {
+                $crate::module_param::KernelParam::new($crate::bindings::kernel_param {
                     name: NAME.as_ptr().cast(),
                     // SAFETY: `__this_module` is the module's, made by the
                     // kernel at load and freed at unload.

@@ -3,15 +3,16 @@
 //! Sequential files (`struct seq_file`): the text of a file that a
 //! `show` callback produces, the buffer sized and retried by the C side.
 //!
-//! Shaped as upstream's `kernel::seq_file` (Linux 6.13), with writes of raw
-//! bytes (`seq_write()`) and [`core::fmt::Write`] instead of `seq_printf()`:
-//! the files of the tracing abstractions print bytes that are not always
-//! UTF-8 (user strings).
+//! Upstream's `kernel::seq_file` of Linux 6.13 and later, in its shape (a
+//! shared reference while a `show` callback runs), with only the write of
+//! raw bytes (`seq_write()`) that the tracing abstractions need and that
+//! Linux 7.3's gains in this series: their files print bytes that are not
+//! always UTF-8 (user strings).
 //!
 //! C header: [`include/linux/seq_file.h`](srctree/include/linux/seq_file.h)
 
 use crate::{bindings, types::Opaque};
-use core::{fmt, marker::PhantomData};
+use core::marker::PhantomData;
 
 /// A `seq_file` being filled by a `show` callback.
 ///
@@ -27,32 +28,25 @@ pub struct SeqFile {
 }
 
 impl SeqFile {
-    /// Borrows the `seq_file` at `ptr` exclusively as a [`SeqFile`] for `'a`.
+    /// Borrows the `seq_file` at `ptr` as a [`SeqFile`] for `'a`.
     ///
     /// # Safety
     ///
-    /// For `'a`, `ptr` points at a valid `seq_file` that nothing else
+    /// For `'a`, `ptr` points at a valid `seq_file` that no other thread
     /// accesses (a `show` callback's, while it runs).
-    pub unsafe fn from_raw<'a>(ptr: *mut bindings::seq_file) -> &'a mut Self {
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::seq_file) -> &'a Self {
         // INVARIANT: the caller guarantees that `ptr` is a valid `seq_file`
-        // for `'a`, used only through the returned reference.
+        // for `'a`, used by this thread only; `SeqFile` is not `Send`.
         // SAFETY: `repr(transparent)` over the `seq_file`; validity by the
         // caller.
-        unsafe { &mut *ptr.cast::<Self>() }
+        unsafe { &*ptr.cast::<Self>() }
     }
 
     /// Appends raw bytes. An overflow is recorded by the `seq_file`, whose
     /// reader retries with a bigger buffer.
-    pub fn put(&mut self, bytes: &[u8]) {
+    pub fn put(&self, bytes: &[u8]) {
         // SAFETY: by the type invariant the `seq_file` is valid; `bytes` is
         // valid for reads of its length.
         unsafe { bindings::seq_write(self.inner.get(), bytes.as_ptr().cast(), bytes.len()) };
-    }
-}
-
-impl fmt::Write for SeqFile {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.put(s.as_bytes());
-        Ok(())
     }
 }
