@@ -49,9 +49,11 @@ if [ "$arm64" != 0 ]; then
 	step "build: arm64 ref kernel" bash "$ROOT/scripts/kernel.sh" arm64-ref
 	step "build: kernel crate and module clippy-clean on arm64" bash "$ROOT/scripts/clippy.sh" arm64-test
 fi
-# Linux 7.3 (Debian's trixie-backports linux-source-7.3, built with LLVM 19):
-# so far the kernel with the 7.3 series' tracing-core patches and C's
-# kprobe events, the oracle the module will be held to there.
+# Linux 7.3 (Debian's trixie-backports linux-source-7.3, built with LLVM 19)
+# with the 7.3 series: `test-7.3` has the module alone (and the KUnit
+# doctests), `ref-7.3` C's kprobe events, the oracle there, with the module
+# beside them.
+step "build: test-7.3 kernel (Linux 7.3, the 7.3 series, the module alone)" bash "$ROOT/scripts/kernel.sh" test-7.3
 step "build: ref-7.3 kernel (Linux 7.3, the 7.3 series, C's kprobe events)" bash "$ROOT/scripts/kernel.sh" ref-7.3
 step "series 7.3: checkpatch --strict, git am gives the built tree" env RKPE_KVER=7.3 bash "$ROOT/scripts/series-check.sh"
 
@@ -68,7 +70,7 @@ step "series 7.3: checkpatch --strict, git am gives the built tree" env RKPE_KVE
 bash "$ROOT/scripts/guest-bins.sh"
 [ "$arm64" = 0 ] || bash "$ROOT/scripts/guest-bins.sh" --arch arm64
 step "deps: QEMU 10.0 for the runs on truly parallel vCPUs (scripts/qemu-fixed.sh)" bash "$ROOT/scripts/qemu-fixed.sh"
-vms=(test ref debug)
+vms=(test ref debug test-7.3 ref-7.3)
 [ "$arm64" = 0 ] || vms+=(arm64-test arm64-ref)
 for v in "${vms[@]}"; do # built once here, not by two lanes at a time
 	[ -e "$(kernel_image "$v")" ] && bash "$ROOT/scripts/initramfs.sh" "$v" > /dev/null
@@ -152,6 +154,16 @@ lane_b() {
 			'sh /rkpe/tests/vm/module_load.sh'
 		step "vm arm64-test: own .tc tests" bash "$ROOT/scripts/owntests.sh" arm64-test
 		step "vm arm64-test: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" arm64-test
+	fi
+	if [ -e "$ROOT/build/test-7.3/bzImage" ]; then
+		step "vm test-7.3: module load/unload, KUnit doctests" \
+			bash "$ROOT/scripts/vm.sh" --timeout 300 --log "$ROOT/build/results/module_load-test-7.3.log" test-7.3 -- \
+			'sh /rkpe/tests/vm/module_load.sh'
+		step "vm test-7.3: own .tc tests" bash "$ROOT/scripts/owntests.sh" test-7.3
+		step "vm test-7.3: 7.3's upstream ftracetest kprobe+dynevent on the module" bash "$ROOT/scripts/ftracetest.sh" test-7.3
+	fi
+	if [ -e "$ROOT/build/ref-7.3/bzImage" ]; then
+		step "vm ref-7.3: own .tc tests marked c-too, on C 7.3" bash "$ROOT/scripts/owntests.sh" ref-7.3
 	fi
 	if [ "$arm64" != 0 ] && [ -e "$(kernel_image arm64-ref)" ]; then
 		step "vm arm64-ref: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" arm64-ref

@@ -27,15 +27,23 @@ count=${HOSTILE_COUNT:-20000}
 limit=${HOSTILE_LIMIT:-}
 watchdog=${HOSTILE_WATCHDOG:-600}
 
-# x86 (test, ref) by default; `hostile.sh arm64`: arm64-test, arm64-ref.
-arch=${1:-x86}
-case "$arch" in x86) pre= ;; arm64) pre=arm64- ;; *) die "hostile.sh: no architecture $arch" ;; esac
+# x86 (test, ref) by default; `hostile.sh arm64`: arm64-test, arm64-ref;
+# `hostile.sh 7.3`: test-7.3, ref-7.3, with the differences that C 7.3's
+# syntax explains listed in tests/hostile/known-differences-7.3.txt.
+pair=${1:-x86}
+post= known=$ROOT/tests/hostile/known-differences.txt
+case "$pair" in
+x86) pre= arch=x86 ;;
+arm64) pre=arm64- arch=arm64 ;;
+7.3) pre= post=-7.3 arch=x86 known=$ROOT/tests/hostile/known-differences-7.3.txt ;;
+*) die "hostile.sh: no pair $pair (x86, arm64, 7.3)" ;;
+esac
 
 # The lines and the program reach the guest through build/bin (/rkpe/bin/).
 HOSTILE_COUNT=$count bash "$ROOT/scripts/guest-bins.sh" --arch "$arch" hostile
 
 fail=0
-for variant in "${pre}test" "${pre}ref"; do
+for variant in "${pre}test$post" "${pre}ref$post"; do
 	log=$res/hostile-$variant.log
 	load=
 	module_variant "$variant" && load='modprobe rust_kprobe_events || exit 1;'
@@ -71,11 +79,11 @@ for variant in "${pre}test" "${pre}ref"; do
 		"results $(du -k "$res/hostile-$variant.txt" | cut -f1) KiB"
 done
 
-python3 "$ROOT/tests/hostile/compare.py" --known "$ROOT/tests/hostile/known-differences.txt" --min-lines "$([ -n "$limit" ] && echo 0 || echo 10000)" \
-	--logs "$res/hostile-${pre}ref.log" "$res/hostile-${pre}test.log" \
-	"$hb/lines" "$res/hostile-${pre}ref.txt" "$res/hostile-${pre}test.txt" > "$res/hostile-${pre}summary.txt" || fail=1
+python3 "$ROOT/tests/hostile/compare.py" --known "$known" --min-lines "$([ -n "$limit" ] && echo 0 || echo 10000)" \
+	--logs "$res/hostile-${pre}ref$post.log" "$res/hostile-${pre}test$post.log" \
+	"$hb/lines" "$res/hostile-${pre}ref$post.txt" "$res/hostile-${pre}test$post.txt" > "$res/hostile-${pre}summary$post.txt" || fail=1
 # The summary; of the table of special cases only the ones that differ.
-sed '/^hostile: special cases/,/^hostile: [0-9]* special answers/{/^hostile: \|DIFFERENT/!d}' "$res/hostile-${pre}summary.txt"
-echo "hostile: special cases and full summary in $res/hostile-${pre}summary.txt"
+sed '/^hostile: special cases/,/^hostile: [0-9]* special answers/{/^hostile: \|DIFFERENT/!d}' "$res/hostile-${pre}summary$post.txt"
+echo "hostile: special cases and full summary in $res/hostile-${pre}summary$post.txt"
 echo "hostile: $(( $(date +%s) - t0 ))s in all"
 exit $fail

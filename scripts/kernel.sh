@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build one kernel variant (test, ref or debug for x86-64; arm64-test or
-# arm64-ref for arm64; ref-7.3 on Linux 7.3) with the module, incrementally,
+# arm64-ref for arm64; test-7.3 and ref-7.3 on Linux 7.3) with the module, incrementally,
 # in $CACHE/out-<variant>, and link the artifacts under build/<variant>/:
 #   bzImage (x86) or Image (arm64), rust_kprobe_events.ko, modroot/
 #   (modules_install output).
@@ -11,13 +11,13 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=${1:?usage: kernel.sh test|ref|debug|arm64-test|arm64-ref|ref-7.3}
+variant=${1:?usage: kernel.sh test|ref|debug|arm64-test|arm64-ref|test-7.3|ref-7.3}
 kind=$(variant_kind "$variant")
 arch=$(variant_arch "$variant")
 export RKPE_KVER
 RKPE_KVER=$(variant_kver "$variant")
 [ -f "$ROOT/kconfig/$kind.config" ] || die "no kconfig/$kind.config"
-case "$variant" in test | ref | debug | arm64-test | arm64-ref | ref-7.3) ;; *) die "no variant $variant" ;; esac
+case "$variant" in test | ref | debug | arm64-test | arm64-ref | test-7.3 | ref-7.3) ;; *) die "no variant $variant" ;; esac
 
 bash "$ROOT/scripts/deps.sh"
 mkdir -p "$CACHE"

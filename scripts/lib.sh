@@ -167,7 +167,7 @@ configure_kernel() { # TREE OUT SKIP FRAG...
 
 # Variants: `test`, `ref` and `debug` are x86-64 kernels; `arm64-test` and
 # `arm64-ref` are the same configurations for arm64; a variant named
-# `*-7.3` (`ref-7.3`) is that configuration on Linux 7.3, the others are on
+# `*-7.3` (`test-7.3`, `ref-7.3`) is that configuration on Linux 7.3, the others are on
 # 6.12. variant_kind prints the configuration (test, ref, debug),
 # variant_arch the kernel's ARCH (x86, arm64), variant_kver the release.
 variant_kind() {
