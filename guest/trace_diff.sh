@@ -54,7 +54,10 @@ while IFS= read -r line; do
 			if [ $side = C ]; then f=kprobe_events g=kprobes e=c$n; else f=rkprobe_events g=rkprobes e=r$n; fi
 			echo 0 > tracing_on
 			echo > trace
-			echo "$head:$e $spec" >> $f 2>/dev/null || echo "=== $n $side: rejected"
+			if ! echo "$head:$e $spec" >> $f 2>/dev/null; then
+				echo "=== $n $side: rejected"
+				continue
+			fi
 			echo 1 > events/$g/enable 2>/dev/null
 			counts $e $e; before=$(tr '\n' ' ' < /tmp/counts)
 			echo 1 > tracing_on

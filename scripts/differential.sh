@@ -18,7 +18,13 @@ out=differential; [ "$variant" = ref ] || out=differential-${variant/-ref/}
 log=$res/$out-ref.log
 # The trace specs, and on the x86 kernels (which have BTF) the BTF ones.
 trace_specs=(tests/vectors/trace-specs.txt)
-[ "$(variant_arch "$variant")" = x86 ] && trace_specs+=(tests/vectors/trace-specs-btf.txt)
+# (of the kernel's release: its types differ).
+if [ "$(variant_arch "$variant")" = x86 ]; then
+	case "$(variant_kver "$variant")" in
+	6.12) trace_specs+=(tests/vectors/trace-specs-btf.txt) ;;
+	*) trace_specs+=("tests/vectors/trace-specs-btf-$(variant_kver "$variant").txt") ;;
+	esac
+fi
 (cd "$ROOT" && cat "${trace_specs[@]}") > "$res/$out-trace-specs.txt"
 stage "differential: C kprobe_events vs rkprobe_events ($variant)"
 bash "$ROOT/scripts/vm.sh" --timeout 1200 --log "$log" "$variant" -- \

@@ -158,9 +158,10 @@ static REGISTRY: Registry = Registry(UnsafeCell::new([None; 4]));
 ///     }
 /// }
 ///
-/// let ty = KBox::pin_init(Type::new::<core::convert::Infallible>(Ty), GFP_KERNEL)?;
+/// use core::convert::Infallible;
+/// let ty = KBox::pin_init(Type::new::<Infallible>(Ty), GFP_KERNEL)?;
 /// // One type per Rust type.
-/// assert_eq!(KBox::pin_init(Type::new::<core::convert::Infallible>(Ty), GFP_KERNEL).err(), Some(EBUSY));
+/// assert_eq!(KBox::pin_init(Type::new::<Infallible>(Ty), GFP_KERNEL).err(), Some(EBUSY));
 /// let e = KBox::pin_init(Entry::new(7u32), GFP_KERNEL)?;
 /// assert!(!e.is_linked());
 /// e.add(&lock_events(), &ty);
