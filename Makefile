@@ -16,10 +16,10 @@
 #   make profile  where a hit's instructions go: make profile SPEC='p a=%di' [IMPL=--c]
 #   make vectors  re-record tests/vectors/c-ref.txt from the C implementation (ref kernel)
 #   make series   the patch series against pristine 6.12 into build/series (git format-patch);
-#                 KERNEL=7.3: against pristine 7.3 (so far what is ported of it)
+#                 KERNEL=7.3: against pristine 7.3 (patches/7.3/series)
 #   make apply KDIR=...  apply the series to your own 6.12 or 7.3 tree (the tree's own; git am if it is a git tree)
 #   make checkpatch  scripts/checkpatch.pl --strict on the series, and the git am path (KERNEL=7.3: the 7.3 series)
-#   make series-build  build the series patch by patch (each step builds, no new warning; about 12 minutes)
+#   make series-build  build the series patch by patch (each step builds, no new warning; about 12 minutes; KERNEL=7.3 too)
 #   make clean    remove build/ and target/ (the cache under ~/.cache stays)
 
 VARIANT ?= test
@@ -86,7 +86,7 @@ checkpatch:
 	@RKPE_KVER=$(KERNEL) bash scripts/series-check.sh
 
 series-build:
-	@bash scripts/series-build.sh $(if $(FORCE),--force)
+	@RKPE_KVER=$(KERNEL) bash scripts/series-build.sh $(if $(FORCE),--force)
 
 clean:
 	rm -rf build target

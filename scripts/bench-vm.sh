@@ -8,7 +8,8 @@
 # they are the baseline of the check below).
 #   bench-vm.sh           measure, write the table and the ratios
 #   bench-vm.sh [--check] --arch arm64   the same on arm64-ref, with
-#                         tests/bench/ratios-arm64.txt
+#                         tests/bench/ratios-arm64.txt (--arch 7.3: on ref-7.3,
+#                         tests/bench/ratios-7.3.txt)
 #   bench-vm.sh --check   measure six rows, fail if a ratio is more than 2%
 #                         above tests/bench/ratios.txt (make check). Under -icount
 #                         a run repeats to the instruction, and TCG's
@@ -17,10 +18,17 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 check=0
 [ "${1:-}" = --check ] && { check=1; shift; }
-# `--arch arm64`: on the arm64 ref kernel, against tests/bench/ratios-arm64.txt.
+# `--arch arm64`: on the arm64 ref kernel, against tests/bench/ratios-arm64.txt;
+# `--arch 7.3`: on ref-7.3 (x86-64, Linux 7.3, C 7.3), against
+# tests/bench/ratios-7.3.txt.
 arch=x86 variant=ref sfx=
 [ "${1:-}" = --arch ] && { arch=$2; shift 2; }
-case "$arch" in x86) ;; arm64) variant=arm64-ref sfx=-arm64 ;; *) die "bench-vm.sh: no architecture $arch" ;; esac
+case "$arch" in
+x86) ;;
+arm64) variant=arm64-ref sfx=-arm64 ;;
+7.3) arch=x86 variant=ref-7.3 sfx=-7.3 ;;
+*) die "bench-vm.sh: no architecture or kernel $arch (x86, arm64, 7.3)" ;;
+esac
 mkdir -p "$ROOT/build/results"
 bash "$ROOT/scripts/guest-bins.sh" --arch "$arch" getppid_loop
 # (make check has built it.)

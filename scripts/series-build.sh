@@ -10,6 +10,8 @@
 # `test` variant's configuration (kconfig/base.config and test.config: the
 # kernel crate, its doctests and the module), re-configured when a patch
 # touches a Kconfig file (the module's symbol exists from its patch on).
+# RKPE_KVER=7.3 (make series-build KERNEL=7.3): the 7.3 series on pristine
+# 7.3, as `test-7.3` is configured and built (LLVM 19).
 # A step fails on a build error and on a compiler warning the pristine
 # build does not have.
 #
@@ -26,35 +28,48 @@ trap 'echo "series-build.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" 
 force=0
 [ "${1:-}" = --force ] && force=1
 
-pristine=$(pristine_dir)
-series=$(bash "$ROOT/scripts/series.sh")
+k=$(kver)
+export RKPE_KVER=$k
+pristine=$(pristine_dir "$k")
+srcver=${pristine##*/pristine-}
+suffix=; [ "$k" = 6.12 ] || suffix=-$k
+series=$(bash "$ROOT/scripts/series.sh" "$CACHE/series$suffix")
 patches=("$series"/*.patch)
 frags=("$ROOT/kconfig/base.config" "$ROOT/kconfig/test.config")
+skip_more=
+if [ "$k" = 7.3 ]; then
+	frags+=("$ROOT/kconfig/7.3.config")
+	skip_more=CONFIG_PROC_SYSCTL
+fi
+llvm=$(tree_llvm "$pristine")
+export LIBCLANG_PATH
+LIBCLANG_PATH=$(tree_libclang "$pristine")
 # What a pass depends on: the source, the configuration, the toolchain,
 # this script, and the patches.
-tools() { clang --version | sed -n 1p; rustc --version; bindgen --version 2>/dev/null || true; }
-key=$( { dpkg-query -W -f='${Version}' linux-source-6.12; tools; cat "${frags[@]}" "$0" "$ROOT/scripts/lib.sh" "${patches[@]}"; } | sha256sum | cut -d' ' -f1)
-mark=$CACHE/series-build-passed
+cc=clang; [ "$llvm" = 1 ] || cc=clang$llvm
+tools() { $cc --version | sed -n 1p; rustc --version; bindgen --version 2>/dev/null || true; }
+key=$( { echo "$srcver"; tools; cat "${frags[@]}" "$0" "$ROOT/scripts/lib.sh" "${patches[@]}"; } | sha256sum | cut -d' ' -f1)
+mark=$CACHE/series-build-passed$suffix
 if [ $force = 0 ] && [ "$(cat "$mark" 2>/dev/null)" = "$key" ]; then
 	echo "series-build: this series built patch by patch before (${#patches[@]} patches; --force to build again)"
 	exit 0
 fi
 
 lock_build_cache
-src=$CACHE/series-build-src
-out=$CACHE/out-series-build
-base=$CACHE/series-build-base
-logs=$ROOT/build/results/series-build
+src=$CACHE/series-build-src$suffix
+out=$CACHE/out-series-build$suffix
+base=$CACHE/series-build-base$suffix
+logs=$ROOT/build/results/series-build$suffix
 rm -rf "$src" "$out" "$logs"
 mkdir -p "$logs"
 
 jobs=$(nproc)
-kmake() { make -s -C "$src" O="$out" LLVM=1 -j"$jobs" "$@"; }
+kmake() { make -s -C "$src" O="$out" LLVM="$llvm" -j"$jobs" "$@"; }
 # Configures from the fragments (lib.sh); the module's own symbol exists
 # from its patch on.
 configure() { # LOG
-	local skip=CONFIG_RUST_KPROBE_EVENTS
-	[ -e "$src/kernel/trace/rust_kprobe_events/Kconfig" ] && skip=
+	local skip="CONFIG_RUST_KPROBE_EVENTS CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS $skip_more"
+	[ -e "$src/kernel/trace/rust_kprobe_events/Kconfig" ] && skip=$skip_more
 	configure_kernel "$src" "$out" "$skip" "${frags[@]}" >>"$1" 2>&1 ||
 		die "series-build: the configuration is not what kconfig/ asks for (log: $1)"
 }
@@ -94,15 +109,15 @@ build() { # NAME
 # package and the configuration): the steps build on a copy of it. Its
 # paths are absolute in kbuild's dependency files, so it is copied back to
 # where it was built.
-bkey=$( { echo base-2; dpkg-query -W -f='${Version}' linux-source-6.12; tools; cat "${frags[@]}"; } | sha256sum | cut -d' ' -f1)
+bkey=$( { echo base-3; echo "$srcver"; tools; cat "${frags[@]}"; } | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$base/key" 2>/dev/null)" != "$bkey" ]; then
-	stage "pristine 6.12, configured and built"
+	stage "pristine $k, configured and built"
 	rm -rf "$base" && mkdir -p "$base"
 	cp -a "$pristine" "$src"
 	mkdir -p "$out"
 	configure "$logs/0000-pristine.log"
 	kmake vmlinux modules >>"$logs/0000-pristine.log" 2>&1 ||
-		die "series-build: pristine 6.12 does not build (log: $logs/0000-pristine.log)"
+		die "series-build: pristine $k does not build (log: $logs/0000-pristine.log)"
 	cp "$logs/0000-pristine.log" "$base/"
 	cp -a "$src" "$base/src" && cp -a "$out" "$base/out"
 	echo "$bkey" >"$base/key"
