@@ -161,9 +161,11 @@ lane_b() {
 			'sh /rkpe/tests/vm/module_load.sh'
 		step "vm test-7.3: own .tc tests" bash "$ROOT/scripts/owntests.sh" test-7.3
 		step "vm test-7.3: 7.3's upstream ftracetest kprobe+dynevent on the module" bash "$ROOT/scripts/ftracetest.sh" test-7.3
+		step "vm test-7.3: client tools" bash "$ROOT/scripts/tools.sh" test-7.3
 	fi
 	if [ -e "$ROOT/build/ref-7.3/bzImage" ]; then
 		step "vm ref-7.3: own .tc tests marked c-too, on C 7.3" bash "$ROOT/scripts/owntests.sh" ref-7.3
+		step "vm ref-7.3: client tools on C 7.3" bash "$ROOT/scripts/tools.sh" ref-7.3
 		step "vm ref-7.3: differential, C 7.3 vs module on the same specs (7.3's new syntax: tests/differential-ref-7.3.known)" \
 			bash "$ROOT/scripts/differential.sh" ref-7.3
 	fi

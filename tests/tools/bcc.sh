@@ -59,7 +59,7 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 echo "--- trace-bpfcc -p, kprobe and kretprobe: 2 rounds"
 hold 2
 start tr.txt '^PID' interruptible trace-bpfcc -p $tp \
-	'do_filp_open "dfd=%d", arg1' 'r::do_sys_openat2 "ret=%d", retval'
+	"$OPEN \"dfd=%d\", arg1" 'r::do_sys_openat2 "ret=%d", retval'
 release
 i=0
 while [ "$(wc -l < tr.txt)" -lt 10 ] && [ $i -lt 60 ]; do i=$((i + 1)); sleep 1; done
@@ -67,7 +67,7 @@ sleep 3
 kill -INT $bg
 finish tr.txt 1
 head -1 tr.txt
-sed 1d tr.txt | grep . | awk '{ $1 = "PID"; $2 = "TID"; print }' | sort
+sed 1d tr.txt | grep . | awk '{ $1 = "PID"; $2 = "TID"; print }' | norm | sort
 echo "--- kprobe_events after"
 cat $T/kprobe_events
 echo "--- end"

@@ -10,7 +10,7 @@ echo "--- bpftrace kprobe/kretprobe: $N rounds"
 bpftrace -c "$TRIG $N $D" -e '
 kprobe:vfs_open /pid == cpid/ { @vfs_open = count(); }
 kprobe:__x64_sys_getppid /pid == cpid/ { @getppid = count(); }
-kprobe:do_filp_open /pid == cpid/ { @dfd[(int32)arg0] = count(); }
+kprobe:'"$OPEN"' /pid == cpid/ { @dfd[(int32)arg0] = count(); }
 kretprobe:do_sys_openat2 /pid == cpid/ { @ret[(int32)retval] = count(); }' > bt.txt 2>&1
 echo "status $?"
 # Map entries with equal counts print in any order.

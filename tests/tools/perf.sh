@@ -6,7 +6,7 @@
 N=20
 reset
 defprobes_fetch_kinds
-cat $T/kprobe_events
+cat $T/kprobe_events | renames
 
 echo "--- perf stat: $N rounds"
 perf stat -x, -e kprobes:rk_getppid -e kprobes:rk_open -e kprobes:rk_vfsopen -e kprobes:rk_flush -e kprobes:rk_open_ret \
