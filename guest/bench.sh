@@ -7,6 +7,8 @@
 # Prints "<impl>|<spec>|<ns per getppid call>".
 B=/rkpe/bin/getppid_loop
 N=${1:-200000}
+# task_struct's offsets of pid, real_parent and comm (from the caller).
+PID_OFF=${PID_OFF:-1024} PARENT_OFF=${PARENT_OFF:-1040} COMM_OFF=${COMM_OFF:-1504}
 # "quick": only the rows make check guards (scripts/bench-vm.sh --check).
 QUICK=${2:-}
 quick_row() {
@@ -105,6 +107,13 @@ measure() {
 		echo 0 > instances/bench2/events/$g/bench/enable
 		rmdir instances/bench2
 	fi
+	# Linux 7.3 frees a removed trigger's data (which holds the event in
+	# soft mode) after the write returns: until then the event is busy.
+	t=0
+	until (echo > $f) 2>/dev/null || [ $t -ge 50 ]; do
+		sleep 0.1
+		t=$((t + 1))
+	done
 	echo > $f
 }
 # Rows: "SPEC" or "SPEC|MODE|LABEL"; SPEC is "KIND ARGS".
@@ -148,12 +157,13 @@ p u=+0(%di):u64
 p f=+0(+8(%di)):u32
 # BTF field chains and the programs a user would write by hand for them,
 # on __task_pid_nr_ns(), which getppid calls once (the syscall wrapper has
-# no BTF). The offsets are this kernel's (task_struct: pid at 1024,
-# real_parent at 1040, comm at 1504).
+# no BTF). The offsets are this kernel's (task_struct's pid, real_parent
+# and comm: scripts/bench-vm.sh reads them from its BTF; 6.12's are 1024,
+# 1040 and 1504).
 p a=task->pid|at:__task_pid_nr_ns|p a=task->pid (BTF, on __task_pid_nr_ns)
-p a=+1024(%di):s32|at:__task_pid_nr_ns|p a=+1024(%di):s32 (on __task_pid_nr_ns)
+p a=+$PID_OFF(%di):s32|at:__task_pid_nr_ns|p a=+$PID_OFF(%di):s32 (on __task_pid_nr_ns)
 p s=task->real_parent->comm:string|at:__task_pid_nr_ns|p s=task->real_parent->comm:string (BTF, on __task_pid_nr_ns)
-p s=+1504(+1040(%di)):string|at:__task_pid_nr_ns|p s=+1504(+1040(%di)):string (on __task_pid_nr_ns)
+p s=+$COMM_OFF(+$PARENT_OFF(%di)):string|at:__task_pid_nr_ns|p s=+$COMM_OFF(+$PARENT_OFF(%di)):string (on __task_pid_nr_ns)
 p s=@init_uts_ns:string
 p s=@linux_banner:string
 p u=+0(+112(%di)):ustring

@@ -6,23 +6,30 @@
 # (guest/bench_create.sh: 200 probes `p vfs_read a=%di b=+0(%si):u64` in one
 # write, and 200 with BTF arguments, each twice, alternating). Writes
 # build/results/bench-create.md.
-#   bench-create.sh [--check]   --check (make check): fails when the module
-#                               takes more instructions than C on a row, or
-#                               a row is missing
+#   bench-create.sh [--check] [VARIANT]   --check (make check): fails when
+#                               the module takes more instructions than C on
+#                               a row, or a row is missing; VARIANT: ref
+#                               (default) or ref-7.3
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 check=0
-[ "${1:-}" = --check ] && check=1
+[ "${1:-}" = --check ] && { check=1; shift; }
+variant=${1:-ref}
+case "$variant" in ref) sfx= ;; ref-7.3) sfx=-7.3 ;; *) die "bench-create.sh: no variant $variant (ref, ref-7.3)" ;; esac
 mkdir -p "$ROOT/build/results"
-bash "$ROOT/scripts/kernel.sh" ref >/dev/null
+bash "$ROOT/scripts/kernel.sh" "$variant" >/dev/null
 bash "$ROOT/scripts/guest-bins.sh" timed_write
-log=$ROOT/build/results/bench-create.log
-stage "definition instructions in the ref VM (-icount)"
-bash "$ROOT/scripts/vm.sh" --icount --timeout 900 --log "$log" ref -- "sh /rkpe/guest/bench_create.sh 200" >/dev/null
+log=$ROOT/build/results/bench-create$sfx.log
+stage "definition instructions in the $variant VM (-icount)"
+bash "$ROOT/scripts/vm.sh" --icount --timeout 900 --log "$log" "$variant" -- "sh /rkpe/guest/bench_create.sh 200" >/dev/null
 done_stage
-python3 - "$log" "$ROOT/build/results/bench-create.md" "$check" <<'PY'
+python3 - "$log" "$ROOT/build/results/bench-create$sfx.md" "$check" <<'PY'
+import re
 import sys
-rows = [l.strip().split('|') for l in open(sys.argv[1], errors='replace') if l.count('|') == 2 and not l.startswith('[')]
+# A row is "IMPL|WHAT|VALUE" (a console message may precede it on its line).
+rows = [list(m.group(1, 2, 3)) for m in (re.search(r'(C|RUST)\|([^|]*)\|([^|]*)$', l.strip())
+                                         for l in open(sys.argv[1], errors='replace') if not l.startswith('['))
+        if m]
 errs = [f'error: {r[0]}: {r[2]}' for r in rows if r[1] == 'error']
 vals = {}
 for impl, what, v in rows:

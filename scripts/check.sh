@@ -184,6 +184,12 @@ lane_b() {
 		step "vm ref: defining a probe, plain and with BTF, takes the module at most C's instructions (-icount)" \
 			bash "$ROOT/scripts/bench-create.sh" --check
 	fi
+	if [ -e "$ROOT/build/ref-7.3/bzImage" ]; then
+		step "vm ref-7.3: hit cost module/C 7.3 under -icount, at most 2% above tests/bench/ratios-7.3.txt" \
+			bash "$ROOT/scripts/bench-vm.sh" --check --arch 7.3
+		step "vm ref-7.3: defining a probe, plain and with BTF, takes the module at most C 7.3's instructions (-icount)" \
+			bash "$ROOT/scripts/bench-create.sh" --check ref-7.3
+	fi
 }
 LANE=a lane_a > "$R/lane-a.log" 2>&1 &
 pa=$!
