@@ -184,6 +184,10 @@ lane_b() {
 		step "vm ref: defining a probe, plain and with BTF, takes the module at most C's instructions (-icount)" \
 			bash "$ROOT/scripts/bench-create.sh" --check
 	fi
+	if [ -e "$ROOT/build/test-7.3/bzImage" ] && [ -e "$ROOT/build/ref-7.3/bzImage" ]; then
+		step "vm test-7.3+ref-7.3: 20,000 hostile lines, C 7.3 as the oracle (those of 7.3's new syntax counted, not compared)" \
+			bash "$ROOT/scripts/hostile.sh" 7.3
+	fi
 	if [ -e "$ROOT/build/ref-7.3/bzImage" ]; then
 		step "vm ref-7.3: hit cost module/C 7.3 under -icount, at most 2% above tests/bench/ratios-7.3.txt" \
 			bash "$ROOT/scripts/bench-vm.sh" --check --arch 7.3
