@@ -10,7 +10,7 @@ use std::vec::Vec;
 use crate::probe::arch::{Arch, X86_64};
 use crate::probe::arg::{Arg, Parsed};
 use crate::probe::btf::{self, kind, Btf, Func};
-use crate::probe::command::{self, ArgList, Env, Probe, Tokens};
+use crate::probe::command::{self, ArgList, Env, NoMemory, Probe, Tokens};
 use crate::probe::error::{caret_position, errno, ParseError};
 
 /// Symbols and what the kernel would say about them.
@@ -651,7 +651,7 @@ impl Env for FakeBtfEnv {
 impl ArgList for Vec<Arg> {
     type Store = Parsed;
 
-    fn push(&mut self, arg: Arg) -> Result<(), ()> {
+    fn push(&mut self, arg: Arg) -> Result<(), NoMemory> {
         Vec::push(self, arg);
         Ok(())
     }

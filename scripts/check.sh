@@ -55,6 +55,7 @@ fi
 # beside them.
 step "build: test-7.3 kernel (Linux 7.3, the 7.3 series, the module alone)" bash "$ROOT/scripts/kernel.sh" test-7.3
 step "build: ref-7.3 kernel (Linux 7.3, the 7.3 series, C's kprobe events)" bash "$ROOT/scripts/kernel.sh" ref-7.3
+step "build: kernel crate and module clippy-clean on 7.3 (its lint set)" bash "$ROOT/scripts/clippy.sh" test-7.3
 step "series 7.3: checkpatch --strict, git am gives the built tree" env RKPE_KVER=7.3 bash "$ROOT/scripts/series-check.sh"
 
 # The VM stages run in two lanes at once: a guest mostly keeps one of its two

@@ -166,7 +166,7 @@ pub fn count(module: Option<&CStr>, name: &CStr) -> Count {
             bindings::kallsyms_on_each_match_symbol(
                 Some(count_one),
                 name.as_char_ptr(),
-                (&mut n as *mut Count).cast(),
+                core::ptr::from_mut(&mut n).cast(),
             )
         };
     }
@@ -177,7 +177,7 @@ pub fn count(module: Option<&CStr>, name: &CStr) -> Count {
         bindings::module_kallsyms_on_each_symbol(
             m,
             Some(count_mod),
-            (&mut c as *mut ModCount<'_>).cast(),
+            core::ptr::from_mut(&mut c).cast(),
         )
     };
     n.count += c.count;
@@ -191,14 +191,14 @@ pub fn count(module: Option<&CStr>, name: &CStr) -> Count {
 /// `buf`; returns the length (`sprint_symbol()`).
 pub fn sprint_symbol(addr: usize, buf: &mut [u8; SYMBOL_LEN]) -> usize {
     // SAFETY: `buf` has room for `KSYM_SYMBOL_LEN` bytes.
-    let n = unsafe { bindings::sprint_symbol(buf.as_mut_ptr(), addr as _) };
+    let n = unsafe { bindings::sprint_symbol(buf.as_mut_ptr(), addr) };
     n.max(0) as usize
 }
 
 /// As [`sprint_symbol`], without the offset (`sprint_symbol_no_offset()`).
 pub fn sprint_symbol_no_offset(addr: usize, buf: &mut [u8; SYMBOL_LEN]) -> usize {
     // SAFETY: as above.
-    let n = unsafe { bindings::sprint_symbol_no_offset(buf.as_mut_ptr(), addr as _) };
+    let n = unsafe { bindings::sprint_symbol_no_offset(buf.as_mut_ptr(), addr) };
     n.max(0) as usize
 }
 
@@ -229,15 +229,14 @@ pub fn in_notrace_function(addr: usize) -> bool {
             return false;
         }
         // SAFETY: the out-pointers are valid; the name is not asked for.
-        let found =
-            unsafe { bindings::kallsyms_lookup_size_offset(addr as _, &mut size, &mut offset) };
+        let found = unsafe { bindings::kallsyms_lookup_size_offset(addr, &mut size, &mut offset) };
         if found == 0 {
             return false;
         }
         let start = addr.wrapping_sub(offset);
         let end = start.wrapping_add(size).wrapping_sub(1);
         // SAFETY: no preconditions; `ftrace_location_range()` is inclusive.
-        unsafe { bindings::ftrace_location_range(start as _, end as _) == 0 }
+        unsafe { bindings::ftrace_location_range(start, end) == 0 }
     }
     #[cfg(not(CONFIG_DYNAMIC_FTRACE))]
     {
@@ -251,7 +250,7 @@ pub fn in_notrace_function(addr: usize) -> bool {
 #[inline(never)]
 pub fn symbol_name(addr: usize, buf: &mut [u8; NAME_LEN]) -> Option<&[u8]> {
     // SAFETY: `buf` has room for `KSYM_NAME_LEN` bytes.
-    if unsafe { bindings::lookup_symbol_name(addr as _, buf.as_mut_ptr().cast()) } != 0 {
+    if unsafe { bindings::lookup_symbol_name(addr, buf.as_mut_ptr().cast()) } != 0 {
         return None;
     }
     let n = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
@@ -271,7 +270,7 @@ pub const NAME_LEN: usize = bindings::KSYM_NAME_LEN as usize;
 pub fn on_func_entry(sym: &CStr, offset: u32) -> Result {
     // SAFETY: `sym` is NUL-terminated.
     crate::error::to_result(unsafe {
-        bindings::kprobe_on_func_entry(core::ptr::null_mut(), sym.as_char_ptr(), offset as _)
+        bindings::kprobe_on_func_entry(core::ptr::null_mut(), sym.as_char_ptr(), offset as usize)
     })
 }
 
@@ -285,7 +284,7 @@ pub fn on_func_entry(sym: &CStr, offset: u32) -> Result {
 pub fn on_func_entry_at(addr: usize, offset: u32) -> Result {
     // SAFETY: the kprobe core only looks `addr` up in kallsyms.
     crate::error::to_result(unsafe {
-        bindings::kprobe_on_func_entry(addr as *mut _, core::ptr::null(), offset as _)
+        bindings::kprobe_on_func_entry(addr as *mut _, core::ptr::null(), offset as usize)
     })
 }
 

@@ -725,7 +725,7 @@ impl<T: RetHandler> RetRegistration<T> {
                     } else {
                         None
                     },
-                    maxactive: maxactive as _,
+                    maxactive: maxactive as i32,
                     data_size,
                     // SAFETY: all zero is a valid `kretprobe` (null
                     // pointers, no handler), its C initial state.

@@ -287,7 +287,11 @@ fn nul_in(b: &[u8]) -> Option<usize> {
 pub fn strncpy_user(addr: usize, dst: &mut [u8]) -> Result<usize> {
     // SAFETY: as above.
     let n = unsafe {
-        bindings::strncpy_from_user_nofault(dst.as_mut_ptr(), addr as *const c_void, dst.len() as _)
+        bindings::strncpy_from_user_nofault(
+            dst.as_mut_ptr(),
+            addr as *const c_void,
+            dst.len() as isize,
+        )
     };
     if n < 0 {
         return Err(EFAULT);

@@ -105,10 +105,10 @@ impl<'a> Fields<'a> {
                 self.call,
                 f.ty.as_char_ptr(),
                 f.name.as_char_ptr(),
-                f.offset as _,
-                f.size as _,
-                f.is_signed as _,
-                bindings::FILTER_OTHER as _,
+                f.offset as i32,
+                f.size as i32,
+                i32::from(f.is_signed),
+                bindings::FILTER_OTHER as i32,
             )
         })
     }
@@ -129,7 +129,7 @@ impl TraceSeq {
         // is valid for reads of its length. An overflow is recorded in it
         // and reported by `trace_handle_return()`.
         unsafe {
-            bindings::trace_seq_putmem(self.0.get(), bytes.as_ptr().cast(), bytes.len() as _)
+            bindings::trace_seq_putmem(self.0.get(), bytes.as_ptr().cast(), bytes.len() as u32)
         };
     }
 }
@@ -625,7 +625,7 @@ impl<T: Event> Registration<T> {
                     // A dynamic event, with its own reference count (each
                     // reference also pins `module`: the series's "pin the
                     // module" patch), of the kind perf and BPF take it for.
-                    flags: kind.flags() as _,
+                    flags: kind.flags() as i32,
                     module: module.as_ptr().cast(),
                     // SAFETY: all zero is a valid `trace_event_call` (null
                     // pointers, no callback, no type id yet).

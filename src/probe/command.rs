@@ -96,13 +96,21 @@ pub trait Env {
     fn btf_func(&self, symbol: &[u8]) -> Option<btf::Func<'_>>;
 }
 
+/// An [`ArgList`] could not grow: out of memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoMemory;
+
+/// A line too long for [`Tokens::split`] (64 KiB or longer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineTooLong;
+
 /// Growable storage for a probe's arguments: the caller's (a `Vec` on the
 /// host, a `KVec` in the kernel).
 pub trait ArgList {
     /// How the list keeps each argument's name, text and program.
     type Store: Store;
     /// Appends; `Err` when out of memory.
-    fn push(&mut self, arg: Arg) -> Result<(), ()>;
+    fn push(&mut self, arg: Arg) -> Result<(), NoMemory>;
     /// The arguments so far.
     fn as_slice(&self) -> &[Arg<Self::Store>];
 }
@@ -159,7 +167,7 @@ impl Tokens {
     /// Splits `line` on whitespace (`argv_split()`: `isspace()`, no
     /// quoting), keeping the first [`MAX_TOKENS`] and counting the rest.
     /// `Err` if the line is 64 KiB or longer.
-    pub fn split(&mut self, line: &[u8]) -> Result<(), ()> {
+    pub fn split(&mut self, line: &[u8]) -> Result<(), LineTooLong> {
         self.len = 0;
         self.total = 0;
         self.names_len = 0;
@@ -168,7 +176,7 @@ impl Tokens {
         self.expanded = false;
         self.nargs = 0;
         if line.len() >= usize::from(REWRITTEN) {
-            return Err(());
+            return Err(LineTooLong);
         }
         let mut i = 0;
         while i < line.len() {
@@ -463,7 +471,7 @@ pub fn parse<'l, A: ArgList>(
 ) -> PResult<Option<Probe<A, &'l [u8]>>> {
     tokens
         .split(line)
-        .map_err(|()| ParseError::silent(errno::E2BIG))?;
+        .map_err(|LineTooLong| ParseError::silent(errno::E2BIG))?;
     if tokens.is_empty() {
         return Ok(None);
     }
@@ -606,7 +614,7 @@ pub fn parse<'l, A: ArgList>(
         probe
             .args
             .push(a)
-            .map_err(|()| ParseError::silent(errno::ENOMEM))?;
+            .map_err(|NoMemory| ParseError::silent(errno::ENOMEM))?;
     }
     Ok(Some(probe))
 }

@@ -33,7 +33,7 @@ impl<'a> Removal<'a> {
     /// receives the tokens, for [`Removal::matches`]. `Err(EINVAL)` for a
     /// malformed command.
     pub fn parse(line: &'a [u8], tokens: &mut Tokens) -> Result<Removal<'a>, i32> {
-        tokens.split(line).map_err(|()| errno::E2BIG)?;
+        tokens.split(line).map_err(|_| errno::E2BIG)?;
         let t0 = tokens.get(line, 0);
         let event = match t0 {
             [b'-', b':', rest @ ..] => rest,

@@ -10,7 +10,7 @@ use kernel::{prelude::*, sync::Arc};
 
 use crate::probe::{
     arg::{Arg, EntryList, Parsed, Split},
-    command::{ArgList, Probe},
+    command::{ArgList, NoMemory, Probe},
     insn::Insn,
     text::Text,
 };
@@ -79,8 +79,8 @@ pub(crate) struct StoredArgs(pub(super) Arc<KVec<StoredArg>>);
 impl ArgList for StoredArgs {
     type Store = Split<KBox<[Insn]>, KBox<[u8]>>;
 
-    fn push(&mut self, _arg: Arg) -> Result<(), ()> {
-        Err(())
+    fn push(&mut self, _arg: Arg) -> Result<(), NoMemory> {
+        Err(NoMemory)
     }
 
     fn as_slice(&self) -> &[StoredArg] {
@@ -95,8 +95,8 @@ pub(crate) type StoredProbe = Probe<StoredArgs, Exact<u8>, Exact<u16>, ()>;
 impl ArgList for Args {
     type Store = Parsed;
 
-    fn push(&mut self, arg: Arg) -> Result<(), ()> {
-        self.0.push(arg, GFP_KERNEL).map_err(|_| ())
+    fn push(&mut self, arg: Arg) -> Result<(), NoMemory> {
+        self.0.push(arg, GFP_KERNEL).map_err(|_| NoMemory)
     }
 
     fn as_slice(&self) -> &[Arg] {

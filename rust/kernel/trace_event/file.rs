@@ -77,10 +77,12 @@ impl EventFile {
     /// [`EventFile::soft_disabled`] with the file's flags read.
     #[inline(always)]
     fn soft_disabled_as(&self, flags: u64) -> bool {
-        let mode = (bindings::EVENT_FILE_FL_TRIGGER_MODE
-            | bindings::EVENT_FILE_FL_SOFT_DISABLED
-            | bindings::EVENT_FILE_FL_PID_FILTER) as u64;
-        if flags & mode == 0 || flags & bindings::EVENT_FILE_FL_TRIGGER_COND as u64 != 0 {
+        let mode = u64::from(
+            bindings::EVENT_FILE_FL_TRIGGER_MODE
+                | bindings::EVENT_FILE_FL_SOFT_DISABLED
+                | bindings::EVENT_FILE_FL_PID_FILTER,
+        );
+        if flags & mode == 0 || flags & u64::from(bindings::EVENT_FILE_FL_TRIGGER_COND) != 0 {
             return false;
         }
         // SAFETY: as above.
@@ -100,9 +102,7 @@ impl EventFile {
         // SAFETY: the file is valid (type invariant) and `rec` is valid for
         // writes; `regs` is null or the registers of a hit, alive (and
         // preemption off) while the caller's `&PtRegs` lives.
-        unsafe {
-            bindings::trace_event_record_reserve(rec.as_mut_ptr(), self.as_raw(), len as _, regs)
-        }
+        unsafe { bindings::trace_event_record_reserve(rec.as_mut_ptr(), self.as_raw(), len, regs) }
     }
 
     /// Reserves a record of `len` bytes (the `trace_entry` header included
@@ -186,12 +186,7 @@ impl EventFile {
                 // bytes and a zeroed word after them, 8-aligned; preemption
                 // is off while `regs` lives.
                 unsafe {
-                    bindings::trace_event_record_write(
-                        self.as_raw(),
-                        p.cast(),
-                        len as _,
-                        regs.as_raw(),
-                    )
+                    bindings::trace_event_record_write(self.as_raw(), p.cast(), len, regs.as_raw())
                 };
                 return;
             }
