@@ -52,7 +52,7 @@ cmd="$load sh /rkpe/guest/tools.sh $out $tree ${names[*]}"
 
 stage "client tools on $variant: ${names[*]}"
 set +e
-c_only=(); [ "$variant" = ref ] && c_only=(--c-only) # C alone: replayed when unchanged (vm.sh)
+c_only=(); [ "$(variant_kind "$variant")" = ref ] && c_only=(--c-only) # C alone: replayed when unchanged (vm.sh)
 c_runs_judged "$log"
 bash "$ROOT/scripts/vm.sh" "${c_only[@]}" --hostroot --timeout 2400 --log "$log" "$variant" -- "$cmd" >/dev/null
 rc=$?
