@@ -47,18 +47,18 @@ def main():
     if [s for s, _ in c] != [s for s, _ in rust]:
         print("differential: C and the module did not answer the same specs")
         return 1
-    unexpected, expected, seen = [], 0, set()
+    unexpected, expected, seen, differing = [], 0, set(), set()
     with open(diff_path, "w", encoding="latin-1") as d:
         for (spec, cb), (_, rb) in zip(c, rust):
             seen.add(spec)
             if cb == rb:
                 continue
+            differing.add(spec)
             d.writelines(difflib.unified_diff(cb, rb, "C: " + spec, "module: " + spec))
             if spec in known:
                 expected += 1
             else:
                 unexpected.append(spec)
-    differing = {s for (s, cb), (_, rb) in zip(c, rust) if cb != rb}
     stale = sorted(s for s in known if s in seen and s not in differing)
     missing = sorted(known - seen)
     for s in unexpected:
