@@ -6,9 +6,12 @@
 # module's rkprobe_events, and guest/trace_diff.sh traces TRACE_SPECS with
 # both. Each output is printed whole after its runs, in sections "=== C",
 # "=== RUST" (ended by "=== DONE") and "=== TRACE" (to the end).
-#   differential.sh SPECS TRACE_SPECS...  (the trace specs files, one after
-#   the other: scripts/differential.sh adds the BTF ones on a BTF kernel)
-specs=${1:?specs file}
+#   differential.sh SPECS[,SPECS...] TRACE_SPECS...  (the specs files,
+#   comma-separated, and the trace specs files, each set one after the
+#   other: scripts/differential.sh adds the BTF trace specs on a BTF kernel)
+# shellcheck disable=SC2046 # the list is split on purpose
+cat $(echo "${1:?specs file}" | tr , ' ') > /tmp/specs.txt || exit 1
+specs=/tmp/specs.txt
 shift
 [ $# -gt 0 ] || { echo "differential.sh: no trace specs file"; exit 1; }
 cat "$@" > /tmp/trace-specs.txt

@@ -158,4 +158,11 @@ impl Env for FixtureEnv {
             proto,
         })
     }
+    fn btf_struct(&self, name: &[u8]) -> Option<crate::probe::btf::Struct<'_>> {
+        let id = crate::fake::find_by_name_kind(&self.btf, crate::probe::btf::kind::STRUCT, name)?;
+        Some(crate::probe::btf::Struct { btf: &self.btf, id })
+    }
+    fn dialect(&self) -> crate::probe::dialect::Dialect {
+        crate::probe::dialect::Dialect::Linux6_12
+    }
 }

@@ -11,6 +11,7 @@ use crate::probe::arch::{Arch, X86_64};
 use crate::probe::arg::{Arg, Parsed};
 use crate::probe::btf::{self, kind, Btf, Func};
 use crate::probe::command::{self, ArgList, Env, NoMemory, Probe, Tokens};
+use crate::probe::dialect::Dialect;
 use crate::probe::error::{caret_position, errno, ParseError};
 
 /// Symbols and what the kernel would say about them.
@@ -94,6 +95,52 @@ impl Env for FakeEnv {
     fn btf_func(&self, _symbol: &[u8]) -> Option<Func<'_>> {
         None
     }
+    fn btf_struct(&self, _name: &[u8]) -> Option<btf::Struct<'_>> {
+        None
+    }
+    fn dialect(&self) -> Dialect {
+        Dialect::Linux6_12
+    }
+}
+
+/// `E` answering in another release's language (the fakes answer in
+/// 6.12's, as the C the vectors were recorded from).
+pub struct InDialect<E>(pub E, pub Dialect);
+
+impl<E: Env> Env for InDialect<E> {
+    fn validate_symbol(&self, symbol: &[u8]) -> Result<(), i32> {
+        self.0.validate_symbol(symbol)
+    }
+    fn on_func_entry(&self, symbol: &[u8], offset: u64) -> Result<(), i32> {
+        self.0.on_func_entry(symbol, offset)
+    }
+    fn hash_pointer(&self, addr: u64) -> u64 {
+        self.0.hash_pointer(addr)
+    }
+    fn dentry_name_offset(&self) -> usize {
+        self.0.dentry_name_offset()
+    }
+    fn file_dentry_offset(&self) -> usize {
+        self.0.file_dentry_offset()
+    }
+    fn arch(&self) -> &'static Arch {
+        self.0.arch()
+    }
+    fn stack_words(&self) -> u64 {
+        self.0.stack_words()
+    }
+    fn btf_args(&self) -> bool {
+        self.0.btf_args()
+    }
+    fn btf_func(&self, symbol: &[u8]) -> Option<Func<'_>> {
+        self.0.btf_func(symbol)
+    }
+    fn btf_struct(&self, name: &[u8]) -> Option<btf::Struct<'_>> {
+        self.0.btf_struct(name)
+    }
+    fn dialect(&self) -> Dialect {
+        self.1
+    }
 }
 
 /// [`FakeEnv`] on another architecture, or with another kernel stack
@@ -133,6 +180,12 @@ impl Env for FakeEnvOn {
     fn btf_func(&self, _symbol: &[u8]) -> Option<Func<'_>> {
         None
     }
+    fn btf_struct(&self, _name: &[u8]) -> Option<btf::Struct<'_>> {
+        None
+    }
+    fn dialect(&self) -> Dialect {
+        Dialect::Linux6_12
+    }
 }
 
 /// A BTF table built by appending records: the string section and the
@@ -142,6 +195,14 @@ pub struct FakeBtf {
     strings: Vec<u8>,
     types: Vec<Vec<u32>>,
     funcs: Vec<(String, u32)>,
+}
+
+/// `btf_find_by_name_kind()`: the first type of `kind` named `name`.
+pub fn find_by_name_kind(b: &dyn Btf, k: u32, name: &[u8]) -> Option<u32> {
+    (1..)
+        .map_while(|id| Some((id, b.type_record(id)?)))
+        .find(|(_, r)| btf::info_kind(r[1]) == k && b.name(r[0]) == Some(name))
+        .map(|(id, _)| id)
 }
 
 /// `BTF_INFO_ENC(kind, kflag, vlen)`.
@@ -343,6 +404,16 @@ pub mod layout {
     pub const KCA_IO_THREAD_BIT: u32 = 0x2c * 8 + 1;
     /// `offsetof(struct kernel_clone_args, exit_signal)`.
     pub const KCA_EXIT_SIGNAL: u32 = 0x28;
+    /// `offsetof(struct task_struct, flags)`.
+    pub const TASK_FLAGS: u32 = 0x2c;
+    /// Bit offset of `task_struct.in_execve` (a 1-bit `unsigned int`).
+    pub const TASK_IN_EXECVE_BIT: u32 = 0x5a0 * 8 + 3;
+    /// `offsetof(struct task_struct, pid)`.
+    pub const TASK_PID: u32 = 0x5d0;
+    /// `offsetof(struct task_struct, real_parent)`.
+    pub const TASK_REAL_PARENT: u32 = 0x5e0;
+    /// `offsetof(struct task_struct, comm)`.
+    pub const TASK_COMM: u32 = 0x7b0;
 }
 
 /// The BTF of the fake kernel (vmlinux) and of its loaded module
@@ -536,6 +607,23 @@ fn fake_btf() -> (FakeBtf, FakeBtf) {
     let const_path = b.konst(path);
     let const_path_p = b.ptr(const_path);
     assert_eq!(b.proto(b"vfs_open").unwrap() + 3, const_path_p);
+    // `$current` (7.3) reads `struct task_struct`: a pid, a name, a
+    // parent, a one-bit flag.
+    let task = b.strukt("task_struct", 0, &[]);
+    let task_p = b.ptr(task);
+    let comm = b.array(char_, int, 16);
+    b.define(
+        task,
+        "task_struct",
+        0x1000,
+        &[
+            ("flags", uint, TASK_FLAGS * 8, 0),
+            ("in_execve", uint, TASK_IN_EXECVE_BIT, 1),
+            ("pid", pid_t, TASK_PID * 8, 0),
+            ("real_parent", task_p, TASK_REAL_PARENT * 8, 0),
+            ("comm", comm, TASK_COMM * 8, 0),
+        ],
+    );
 
     // The module's BTF (split BTF in the kernel; here its own table).
     let mut m = FakeBtf::new();
@@ -646,6 +734,17 @@ impl Env for FakeBtfEnv {
             proto,
         })
     }
+    fn btf_struct(&self, name: &[u8]) -> Option<btf::Struct<'_>> {
+        [&self.vmlinux, &self.module].into_iter().find_map(|b| {
+            Some(btf::Struct {
+                btf: b,
+                id: find_by_name_kind(b, kind::STRUCT, name)?,
+            })
+        })
+    }
+    fn dialect(&self) -> Dialect {
+        Dialect::Linux6_12
+    }
 }
 
 impl ArgList for Vec<Arg> {
@@ -728,6 +827,10 @@ pub struct FakeMachine {
     pub task_size: u64,
     /// How often [`Machine::task_size`] was asked.
     pub task_size_asks: core::cell::Cell<usize>,
+    /// `current`.
+    pub current: u64,
+    /// The current CPU's per-CPU offset (`this_cpu_ptr(p)` is `p` plus it).
+    pub cpu_offset: u64,
 }
 
 /// `TASK_SIZE` of the fake machine (4-level paging).
@@ -761,6 +864,8 @@ impl FakeMachine {
             string_reads: core::cell::Cell::new(0),
             task_size: TASK_SIZE,
             task_size_asks: core::cell::Cell::new(0),
+            current: 0,
+            cpu_offset: 0,
         }
     }
 
@@ -848,6 +953,12 @@ impl Machine for FakeMachine {
     }
     fn comm(&self) -> [u8; 16] {
         self.comm
+    }
+    fn current(&self) -> u64 {
+        self.current
+    }
+    fn this_cpu_ptr(&self, addr: u64) -> u64 {
+        addr.wrapping_add(self.cpu_offset)
     }
     fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
         let mut s = std::string::String::new();

@@ -14,6 +14,7 @@ use std::vec::Vec;
 
 use crate::fake::{FakeEnv, FakeMachine};
 use crate::probe::command::{self, Tokens};
+use crate::probe::dialect::Dialect;
 use crate::probe::error::caret_position;
 use crate::probe::fetch::store;
 use crate::probe::format::{fields, head_size, print_fmt, readback};
@@ -31,7 +32,7 @@ pub fn run(data: &[u8]) {
     let mut tokens = Box::new(Tokens::new());
     for line in text.split(|&b| b == b'\n').take(4) {
         if line.first().is_some_and(|&c| c == b'-' || c == b'!') {
-            if let Ok(r) = Removal::parse(line, &mut tokens) {
+            if let Ok(r) = Removal::parse(line, &mut tokens, Dialect::Linux6_12) {
                 assert!(r.group.is_some() || !r.event.is_empty());
             }
             continue;

@@ -12,7 +12,7 @@ use core::cell::Cell;
 use core::mem::offset_of;
 
 use kernel::{
-    bindings, kallsyms, nofault,
+    bindings, kallsyms, kprobes, nofault,
     prelude::*,
     ptrace::PtRegs,
     seq_file::SeqFile,
@@ -23,9 +23,19 @@ use kernel::{
 use crate::probe::{
     arch::{self, Arch},
     command::{split_module, Env},
+    dialect::Dialect,
     error::errno,
     fetch, output, text,
 };
+
+/// The release whose C the module answers as: the kernel it is built for
+/// (`src/Kbuild` names it). The one place the module asks which kernel it
+/// is; what differs is [`Dialect`]'s.
+#[cfg(rkpe_linux_7_3)]
+pub(crate) const DIALECT: Dialect = Dialect::Linux7_3;
+/// See above.
+#[cfg(not(rkpe_linux_7_3))]
+pub(crate) const DIALECT: Dialect = Dialect::Linux6_12;
 
 /// Whether `%name` has `offset` in the probe language's table of this
 /// architecture (`arch::NATIVE`), for the build-time checks below.
@@ -150,6 +160,9 @@ pub(crate) struct KernelEnv {
     /// asked (`None` inside: no BTF has it).
     #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
     func: core::cell::OnceCell<Option<(kernel::btf::Btf, u32)>>,
+    /// `struct task_struct`'s BTF and id, once asked (`$current->...`).
+    #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
+    task: core::cell::OnceCell<Option<(kernel::btf::Btf, u32)>>,
 }
 
 impl KernelEnv {
@@ -158,6 +171,8 @@ impl KernelEnv {
             symbol_address: core::cell::Cell::new(None),
             #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
             func: core::cell::OnceCell::new(),
+            #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
+            task: core::cell::OnceCell::new(),
         }
     }
 
@@ -323,14 +338,14 @@ impl Env for KernelEnv {
         let n = match module {
             Some(m) => {
                 let m = cstring(m).map_err(|_| errno::ENOMEM)?;
-                let n = kallsyms::count(Some(&m), &name).count;
+                let n = kallsyms::count(Some(&m), &name, false).count;
                 if n == 0 {
                     return Ok(());
                 }
                 n
             }
             None => {
-                let c = kallsyms::count(None, &name);
+                let c = kallsyms::count(None, &name, DIALECT.vmlinux_count_only());
                 self.symbol_address.set(c.kernel_address);
                 c.count
             }
@@ -389,6 +404,32 @@ impl Env for KernelEnv {
     #[cfg(not(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS))]
     fn btf_func(&self, _symbol: &[u8]) -> Option<crate::probe::btf::Func<'_>> {
         None
+    }
+
+    #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
+    fn btf_struct(&self, name: &[u8]) -> Option<crate::probe::btf::Struct<'_>> {
+        // Only `$current`'s `task_struct` is asked for (typecasts are not
+        // implemented): found once per line, as C's lookup per argument
+        // finds the same.
+        if name != b"task_struct" {
+            return None;
+        }
+        let (btf, id) = self
+            .task
+            .get_or_init(|| {
+                kernel::btf::Btf::find(kernel::c_str!("task_struct"), kernel::btf::KIND_STRUCT).ok()
+            })
+            .as_ref()?;
+        Some(crate::probe::btf::Struct { btf, id: *id })
+    }
+
+    #[cfg(not(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS))]
+    fn btf_struct(&self, _name: &[u8]) -> Option<crate::probe::btf::Struct<'_>> {
+        None
+    }
+
+    fn dialect(&self) -> Dialect {
+        DIALECT
     }
 }
 
@@ -465,6 +506,12 @@ impl fetch::Machine for HitMachine<'_> {
     }
     fn comm(&self) -> [u8; 16] {
         nofault::current_comm()
+    }
+    fn current(&self) -> u64 {
+        kprobes::current_task(self.regs) as u64
+    }
+    fn this_cpu_ptr(&self, addr: u64) -> u64 {
+        kprobes::this_cpu_ptr(addr as usize, self.regs) as u64
     }
     fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
         let mut buf = [0u8; kallsyms::SYMBOL_LEN];

@@ -28,6 +28,7 @@ pub mod arch;
 pub mod arg;
 pub mod btf;
 pub mod command;
+pub mod dialect;
 pub mod error;
 pub mod fetch;
 pub mod format;

@@ -403,7 +403,7 @@ impl Probes {
         group: &'static [u8],
     ) -> Result<Arc<Type<Probes>>> {
         let buffers = Arc::new(HitBuffers::new()?, GFP_KERNEL)?;
-        let errors = trace_event::ErrorLog::new(&crate::probe::error::TEXTS)?;
+        let errors = trace_event::ErrorLog::new(crate::kernel_env::DIALECT.texts())?;
         let probes = pin_init!(Probes {
             state <- kernel::new_mutex!(State {
                 probes: KVec::new(),
@@ -621,7 +621,8 @@ impl Probes {
     /// lines.
     fn remove(&self, line: &[u8]) -> Result {
         let mut tokens = KBox::new(Tokens::new(), GFP_KERNEL)?;
-        let r = Removal::parse(line, &mut tokens).map_err(|e| Error::from_errno(-e))?;
+        let r = Removal::parse(line, &mut tokens, crate::kernel_env::DIALECT)
+            .map_err(|e| Error::from_errno(-e))?;
         let lock = lock_events();
         let mut state = self.state.lock();
         let mut found = false;
@@ -846,6 +847,7 @@ impl dyn_event::Provider for Probes {
         let r = Removal {
             group: system.map(|s| s.to_bytes()),
             event: event.to_bytes(),
+            dialect: crate::kernel_env::DIALECT,
         };
         r.matches_words(
             args.map(|a| a.to_bytes()),

@@ -36,3 +36,13 @@ u64 rust_helper_kprobes_hit_counter_sum(u64 *c)
 		sum += *per_cpu_ptr((u64 __percpu __force *)c, cpu);
 	return sum;
 }
+
+/*
+ * kprobes::this_cpu_ptr(): the running CPU's address of the per-CPU
+ * variable at @ptr, as the this_cpu_ptr() fetch argument of a probe reads
+ * it (trace_probe_tmpl.h). Called from probe handlers: preemption is off.
+ */
+unsigned long rust_helper_kprobes_this_cpu_ptr(unsigned long ptr)
+{
+	return (unsigned long)this_cpu_ptr((void __percpu __force *)ptr);
+}

@@ -43,12 +43,16 @@
 //!     btf::Btf::find(c_str!("no_such_function_zz"), btf::KIND_FUNC).err(),
 //!     Some(ENOENT)
 //! );
+//! let (t, id) = btf::Btf::find(c_str!("task_struct"), btf::KIND_STRUCT)?;
+//! assert_eq!(btf::kind(t.type_record(id).ok_or(EINVAL)?[1]), btf::KIND_STRUCT);
 //! # Ok::<(), Error>(())
 //! ```
 
 use crate::{bindings, error::to_result, prelude::*};
 use core::ptr::NonNull;
 
+/// `BTF_KIND_STRUCT`: a struct.
+pub const KIND_STRUCT: u32 = 4;
 /// `BTF_KIND_FUNC`: a function, whose `type` is its [`KIND_FUNC_PROTO`].
 pub const KIND_FUNC: u32 = 12;
 /// `BTF_KIND_FUNC_PROTO`: a function's return type and parameters.

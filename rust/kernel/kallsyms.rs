@@ -17,10 +17,12 @@
 //! let addr = kallsyms::lookup_name(c_str!("vfs_read"));
 //! assert_ne!(addr, 0);
 //! assert_eq!(kallsyms::lookup_name(c_str!("no_such_symbol_zz")), 0);
-//! let c = kallsyms::count(None, c_str!("vfs_read"));
-//! assert_eq!((c.count, c.kernel_address), (1, Some(addr)));
-//! let c = kallsyms::count(None, c_str!("no_such_symbol_zz"));
-//! assert_eq!((c.count, c.kernel_address), (0, None));
+//! for kernel_first in [false, true] {
+//!     let c = kallsyms::count(None, c_str!("vfs_read"), kernel_first);
+//!     assert_eq!((c.count, c.kernel_address), (1, Some(addr)));
+//!     let c = kallsyms::count(None, c_str!("no_such_symbol_zz"), kernel_first);
+//!     assert_eq!((c.count, c.kernel_address), (0, None));
+//! }
 //!
 //! let mut buf = [0u8; kallsyms::SYMBOL_LEN];
 //! let n = kallsyms::sprint_symbol(addr + 4, &mut buf);
@@ -154,8 +156,10 @@ pub struct Count {
 
 /// How many symbols are called `name`: in the kernel and every module, or
 /// in module `module` only (`number_of_same_symbols()`, trace_kprobe.c).
+/// With `kernel_first`, a name the kernel has is counted in the kernel
+/// only, modules that reuse it not counted (as Linux 7.3 counts).
 #[inline(never)]
-pub fn count(module: Option<&CStr>, name: &CStr) -> Count {
+pub fn count(module: Option<&CStr>, name: &CStr, kernel_first: bool) -> Count {
     let mut n = Count {
         count: 0,
         kernel_address: None,
@@ -169,6 +173,12 @@ pub fn count(module: Option<&CStr>, name: &CStr) -> Count {
                 core::ptr::from_mut(&mut n).cast(),
             )
         };
+    }
+    if kernel_first && n.count > 0 {
+        if n.count != 1 {
+            n.kernel_address = None;
+        }
+        return n;
     }
     let mut c = ModCount { name, count: 0 };
     let m = module.map_or(core::ptr::null(), |m| m.as_char_ptr());

@@ -30,7 +30,9 @@
 
 mod percpu;
 
-pub use percpu::{processor_id, HitBuffers, HitCounter, HIT_BUFFER_SIZE};
+pub use percpu::{
+    current_task, processor_id, this_cpu_ptr, HitBuffers, HitCounter, HIT_BUFFER_SIZE,
+};
 
 use crate::{bindings, error::to_result, prelude::*, ptrace::PtRegs, str::CString, types::Opaque};
 use core::{

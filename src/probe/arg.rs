@@ -26,11 +26,12 @@
 //! `PARAM_MAX_STACK`.
 
 use super::arch::Arch;
+use super::dialect::Dialect;
 use super::error::{errno, Code, ParseError};
 use super::insn::{
     shortcut, Class, Insn, Op, Program, Shortcut, Space, Store, END, FETCH_INSN_MAX, HEAD, NOP_HEAD,
 };
-use super::num::{kstrtol, kstrtol_neg, kstrtouint, kstrtoul, simple_strtoul};
+use super::num::{kstrtol, kstrtol_neg, kstrtouint, kstrtoul, kstrtoul_overflows};
 use super::text::{is_alpha, is_good_name, Str};
 use super::types::{self, TypeId};
 
@@ -38,8 +39,10 @@ mod btf_arg;
 
 pub use btf_arg::{BtfContext, LastType};
 
-/// Longest argument expression (`MAX_ARGSTR_LEN`).
-pub const MAX_ARGSTR_LEN: usize = 63;
+/// Room for the longest argument expression of any release
+/// (`MAX_ARGSTR_LEN` of 7.3); the limit itself is the dialect's
+/// ([`Dialect::max_argstr_len`]).
+pub const MAX_ARGSTR_LEN: usize = 255;
 /// Longest argument name given with `NAME=` (`MAX_ARG_NAME_LEN`).
 pub const MAX_ARG_NAME_LEN: usize = 32;
 /// Longest argument name kept: a name generated from the argument's text
@@ -358,6 +361,11 @@ pub struct Ctx<'a, 'e> {
     /// The BTF type of what the argument fetches so far (`ctx->last_type`
     /// and its bitfield): none at the start of each argument.
     pub last: LastType,
+    /// The release whose language this is.
+    pub dialect: Dialect,
+    /// How many `+|-OFF(`, typecasts and `this_cpu_*(` enclose the
+    /// expression being parsed (`ctx->depth`).
+    pub depth: usize,
 }
 
 impl Ctx<'_, '_> {
@@ -431,6 +439,7 @@ fn generate_name(token: &[u8], i: usize, ctx: &Ctx<'_, '_>) -> PResult<Str<MAX_N
         let text = &token[..find(token, b':').unwrap_or(token.len())];
         if is_good_name(text, false) {
             return Str::from_bytes(text)
+                .filter(|_| text.len() <= ctx.dialect.max_argstr_len())
                 .ok_or_else(|| ctx.err_at(errno::E2BIG, Code::ArgTooLong, 0));
         }
     }
@@ -446,7 +455,7 @@ fn parse_body(
     size: &mut usize,
     ctx: &mut Ctx<'_, '_>,
 ) -> PResult<Arg> {
-    if body.len() > MAX_ARGSTR_LEN {
+    if body.len() > ctx.dialect.max_argstr_len() {
         return Err(ctx.err_at(errno::E2BIG, Code::ArgTooLong, ctx.offset));
     }
     let Some(comm) = Str::from_bytes(body).filter(|c| !c.is_empty()) else {
@@ -468,6 +477,8 @@ fn parse_body(
     arg.store.code[FETCH_INSN_MAX - 1] = Insn::new(Op::End);
     let mut ci = 0;
     ctx.last = LastType::default();
+    ctx.btf.clear_struct();
+    ctx.depth = 0;
     parse_fetch(body, 0, split.fetch_end, &mut arg.store.code, &mut ci, ctx)?;
     let ty_text = split.ty_text.map(|(a, b)| &body[a..b]);
     // The storing type from BTF (trace_probe.c:1493-1503).
@@ -593,8 +604,15 @@ fn op_at(code: &Program, ci: usize) -> Op {
     code.get(ci).map_or(Op::End, |i| i.op)
 }
 
-/// `parse_probe_arg()`, trace_probe.c:1053-1223: the fetch expression
-/// `body[lo..hi]`, emitted from slot `*ci` on.
+/// `this_cpu_ptr(`, and `this_cpu_read(`'s length.
+const THIS_CPU_PTR: &[u8] = b"this_cpu_ptr(";
+const THIS_CPU_READ: &[u8] = b"this_cpu_read(";
+
+/// `parse_probe_arg()`, trace_probe.c:1053-1223 (6.12); in 7.3
+/// `parse_probe_arg_nested()`, `parse_probe_arg_leaf()` and
+/// `unwind_parse_states()` (trace_probe.c:1637-1807), the same steps in a
+/// loop over a stack of prefixes where 6.12 recursed (as this does): the
+/// fetch expression `body[lo..hi]`, emitted from slot `*ci` on.
 fn parse_fetch(
     body: &[u8],
     lo: usize,
@@ -604,6 +622,24 @@ fn parse_fetch(
     ctx: &mut Ctx<'_, '_>,
 ) -> PResult<()> {
     let s = &body[lo..hi];
+    let this_cpu =
+        ctx.dialect.has_this_cpu() && (s.starts_with(THIS_CPU_PTR) || s.starts_with(THIS_CPU_READ));
+    let typecast = ctx.dialect.has_typecasts() && at(s, 0) == b'(';
+    if matches!(at(s, 0), b'+' | b'-') || this_cpu || typecast {
+        // A prefix that nests: 7.3 counts them (trace_probe.c:1649-1653).
+        if ctx.dialect.max_nested().is_some_and(|m| ctx.depth >= m) {
+            return Err(ctx.err_at(errno::E2BIG, Code::TooManyNested, ctx.offset));
+        }
+    }
+    if this_cpu {
+        return parse_this_cpu(body, lo, hi, code, ci, ctx);
+    }
+    if typecast {
+        // Typecasts are not implemented: the answer of C built without
+        // BTF arguments, or of C on a probe off function entry and exit
+        // (`handle_typecast()`, trace_probe.c:965-970, :1117-1121).
+        return Err(ctx.err_at(errno::EOPNOTSUPP, Code::NosupBtfarg, ctx.offset));
+    }
     match at(s, 0) {
         b'$' => parse_var(s, code, ci, ctx)?,
         b'%' => match ctx.arch.register_offset(&s[1..]) {
@@ -625,6 +661,8 @@ fn parse_fetch(
                 };
                 set(code, *ci, Insn::load_imm(addr));
             } else if at(s, 1) == b'+' {
+                // (The dialect's text: "with kprobe" in 6.12, "for kernel
+                // probes" in 7.3.)
                 return Err(ctx.err(Code::FileOnKprobe, ctx.offset));
             } else {
                 // Resolved at registration (traceprobe_update_arg()).
@@ -741,7 +779,7 @@ fn parse_deref(
         return Err(ctx.err(Code::DerefOpenBrace, ctx.offset + (hi - inner)));
     };
     let cur_offs = ctx.offset;
-    parse_fetch(body, inner, close, code, ci, ctx)?;
+    parse_nested(body, inner, close, code, ci, ctx)?;
     ctx.offset = cur_offs;
     if matches!(op_at(code, *ci).class(), Class::Bytes(_)) {
         return Err(ctx.err(Code::CommCantDeref, ctx.offset));
@@ -760,10 +798,78 @@ fn parse_deref(
     Ok(())
 }
 
-/// `$`-variables, `parse_probe_vars()` (trace_probe.c:913-1025). `s`
-/// starts at the `$`.
+/// The expression inside a prefix, one level deeper.
+fn parse_nested(
+    body: &[u8],
+    lo: usize,
+    hi: usize,
+    code: &mut Program,
+    ci: &mut usize,
+    ctx: &mut Ctx<'_, '_>,
+) -> PResult<()> {
+    ctx.depth += 1;
+    let r = parse_fetch(body, lo, hi, code, ci, ctx);
+    ctx.depth -= 1;
+    r
+}
+
+/// `this_cpu_ptr(FETCHARG)` and `this_cpu_read(FETCHARG)` (7.3
+/// `parse_this_cpu()`, trace_probe.c:359-400, and its unwinding,
+/// :1731-1764): the current CPU's address of the per-CPU variable
+/// FETCHARG, and for `this_cpu_read` the word there. The last `)` closes;
+/// for an `@ADDR` or `@SYM` inside, the CPU offset replaces its
+/// dereference. (C refuses it, `NOSUP_PERCPU`, for uprobes and event
+/// probes only: never here.)
+fn parse_this_cpu(
+    body: &[u8],
+    lo: usize,
+    hi: usize,
+    code: &mut Program,
+    ci: &mut usize,
+    ctx: &mut Ctx<'_, '_>,
+) -> PResult<()> {
+    let read = body[lo..hi].starts_with(THIS_CPU_READ);
+    let prefix = if read {
+        THIS_CPU_READ.len()
+    } else {
+        THIS_CPU_PTR.len()
+    };
+    ctx.offset += prefix;
+    let inner = lo + prefix;
+    let Some(close) = body[inner..hi]
+        .iter()
+        .rposition(|&c| c == b')')
+        .map(|p| inner + p)
+    else {
+        return Err(ctx.err(Code::DerefOpenBrace, ctx.offset + (hi - inner)));
+    };
+    let cur_offs = ctx.offset;
+    parse_nested(body, inner, close, code, ci, ctx)?;
+    ctx.offset = cur_offs;
+    if matches!(op_at(code, *ci).class(), Class::Bytes(_)) {
+        return Err(ctx.err(Code::CommCantDeref, ctx.offset));
+    }
+    if at(body, inner) != b'@' {
+        advance(ci, ctx)?;
+    }
+    set(code, *ci, Insn::new(Op::CpuPtr));
+    ctx.last.ty = None;
+    if read {
+        advance(ci, ctx)?;
+        set(code, *ci, Insn::new(Op::Deref));
+    }
+    Ok(())
+}
+
+/// `$`-variables, `parse_probe_vars()` (trace_probe.c:913-1025; 7.3
+/// :1391-1433, which adds `$current`). `s` starts at the `$`.
 fn parse_var(s: &[u8], code: &mut Program, ci: &mut usize, ctx: &mut Ctx<'_, '_>) -> PResult<()> {
     let v = &s[1..];
+    // A number that does not parse: -ERANGE in 7.3 if it overflows.
+    let bad_number = |rest: &[u8], ctx: &Ctx<'_, '_>| {
+        let errno = ctx.dialect.bad_number_errno(kstrtoul_overflows(rest, 10));
+        ctx.err_at(errno, Code::BadVar, ctx.offset)
+    };
     let insn = if v.starts_with(b"retval") {
         if !ctx.flags.ret {
             return Err(ctx.err(Code::RetvalOnProbe, ctx.offset));
@@ -779,7 +885,7 @@ fn parse_var(s: &[u8], code: &mut Program, ci: &mut usize, ctx: &mut Ctx<'_, '_>
             Insn::new(Op::StackP)
         } else if rest[0].is_ascii_digit() {
             let Ok(n) = kstrtoul(rest, 10) else {
-                return Err(ctx.err(Code::BadVar, ctx.offset));
+                return Err(bad_number(rest, ctx));
             };
             if n > ctx.max_stack {
                 return Err(ctx.err(Code::BadStackNum, ctx.offset));
@@ -796,9 +902,21 @@ fn parse_var(s: &[u8], code: &mut Program, ci: &mut usize, ctx: &mut Ctx<'_, '_>
         }
     } else if v == b"comm" || v == b"COMM" {
         Insn::new(Op::Comm)
+    } else if let Some(rest) = v
+        .strip_prefix(b"current")
+        .filter(|_| ctx.dialect.has_current())
+    {
+        // `parse_probe_var_current()` (7.3 trace_probe.c:1314-1337).
+        if rest.first() == Some(&b'-') && ctx.btf.enabled() {
+            return btf_arg::parse(s, code, ci, ctx);
+        }
+        if !rest.is_empty() {
+            return Err(ctx.err(Code::BadVar, ctx.offset));
+        }
+        Insn::new(Op::Current)
     } else if let Some(rest) = v.strip_prefix(b"arg") {
         let Ok(n) = kstrtoul(rest, 10) else {
-            return Err(ctx.err(Code::BadVar, ctx.offset));
+            return Err(bad_number(rest, ctx));
         };
         if n == 0 || n > ctx.max_stack {
             return Err(ctx.err(Code::BadArgNum, ctx.offset));
@@ -907,7 +1025,9 @@ fn finalize(
     let store = ci;
 
     if let Some(t) = ty_text {
-        if t.first() == Some(&b'b') && !bitfield(&mut arg.store.code, &mut ci, t, ty.size) {
+        if t.first() == Some(&b'b')
+            && !bitfield(&mut arg.store.code, &mut ci, t, ty.size, ctx.dialect)
+        {
             return Err(ctx.err(Code::BadBitfield, ctx.offset + ty_offset));
         }
     } else {
@@ -948,7 +1068,8 @@ fn to_store(code: &mut Program, ci: usize, op: Op, size: u8) {
 /// `__parse_bitfield_probe_arg()`, trace_probe.c:1226-1258, for a type
 /// starting with `b`: `b<width>@<offset>/<container>`. False is
 /// `BAD_BITFIELD`.
-fn bitfield(code: &mut Program, ci: &mut usize, t: &[u8], size: u8) -> bool {
+fn bitfield(code: &mut Program, ci: &mut usize, t: &[u8], size: u8, dialect: Dialect) -> bool {
+    let simple_strtoul = |s: &[u8], base| dialect.simple_strtoul(s, base);
     let (bw, n) = simple_strtoul(&t[1..], 0);
     let tail = 1 + n;
     if bw == 0 || at(t, tail) != b'@' {
@@ -963,13 +1084,16 @@ fn bitfield(code: &mut Program, ci: &mut usize, t: &[u8], size: u8) -> bool {
     }
     *ci += 1;
     let bits = u64::from(size) * 8;
-    let Some(used) = bw.checked_add(bo).filter(|&u| u <= bits) else {
+    // `unsigned long` arithmetic, as C's: `bw + bo` wraps (a huge offset
+    // makes a small sum), and the shifts are cut to `unsigned char`.
+    let used = bw.wrapping_add(bo);
+    if used > bits {
         return false;
-    };
+    }
     code[*ci] = Insn {
         size,
-        lshift: (bits - used) as u8,
-        rshift: (bits - bw) as u8,
+        lshift: bits.wrapping_sub(used) as u8,
+        rshift: bits.wrapping_sub(bw) as u8,
         ..Insn::new(Op::ModBf)
     };
     true

@@ -84,6 +84,15 @@ pub struct Func<'a> {
     pub proto: u32,
 }
 
+/// A struct's BTF: where it is, and its type id.
+#[derive(Clone, Copy)]
+pub struct Struct<'a> {
+    /// The BTF that holds it.
+    pub btf: &'a dyn Btf,
+    /// Its `BTF_KIND_STRUCT`.
+    pub id: u32,
+}
+
 /// `BTF_INFO_KIND(info)`.
 pub const fn info_kind(info: u32) -> u32 {
     (info >> 24) & 0x1f

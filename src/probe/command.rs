@@ -29,6 +29,7 @@ use core::fmt::Write;
 use super::arch::Arch;
 use super::arg::{self, Arg, BtfContext, Ctx, EntryArgs, Flags, LastType, MAX_TRACE_ARGS};
 use super::btf;
+use super::dialect::Dialect;
 use super::error::{errno, Code, ParseError};
 use super::insn::Store;
 use super::num::{kstrtol, kstrtouint, kstrtoul};
@@ -94,6 +95,14 @@ pub trait Env {
     /// BTF has it. The answer borrows the environment, which holds the
     /// BTF until it is dropped (C's `btf_put()` at the end of the line).
     fn btf_func(&self, symbol: &[u8]) -> Option<btf::Func<'_>>;
+
+    /// The BTF of struct `name`, as `bpf_find_btf_id(name,
+    /// BTF_KIND_STRUCT)` finds it (vmlinux first, then the modules);
+    /// `None` when no BTF has it or BTF arguments are not built in.
+    fn btf_struct(&self, name: &[u8]) -> Option<btf::Struct<'_>>;
+
+    /// The kernel release whose language to answer in.
+    fn dialect(&self) -> Dialect;
 }
 
 /// An [`ArgList`] could not grow: out of memory.
@@ -570,14 +579,14 @@ pub fn parse<'l, A: ArgList>(
     };
     let mut btf = BtfContext::new(env, funcname);
     if env.btf_args() {
-        expand::meta_args(line, tokens, flags, &mut btf)?;
+        expand::meta_args(line, tokens, flags, &mut btf, env.dialect())?;
     } else {
         let nargs = tokens.total() - 2;
         expand::scan_var_args(line, tokens, nargs.min(tokens.len() - 2), flags)?;
     }
     let nargs = tokens.arg_count();
     if nargs > MAX_TRACE_ARGS {
-        return Err(ParseError::silent(errno::E2BIG));
+        return Err(env.dialect().too_many_args());
     }
     expand::dentry_args(line, tokens, env)?;
 
@@ -603,6 +612,8 @@ pub fn parse<'l, A: ArgList>(
             arch: env.arch(),
             btf: &mut btf,
             last: LastType::default(),
+            dialect: env.dialect(),
+            depth: 0,
         };
         let a = arg::parse(
             tokens.arg(line, i),

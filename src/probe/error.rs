@@ -3,15 +3,16 @@
 //! Parse errors: the C error codes and texts, the caret, the errno.
 //!
 //! [`Code`] lists the `ERRORS` table of `kernel/trace/trace_probe.h`
-//! (6.12: lines 476-556) in the same order, and [`Code::text`] returns the
-//! message byte for byte, so that `error_log` reads as with the C
-//! implementation. A [`ParseError`] carries what `__trace_probe_log_err()`
+//! (6.12: lines 476-556) in the same order, then the codes 7.3 added;
+//! [`TEXTS_6_12`] and [`TEXTS_7_3`] hold each release's messages byte for
+//! byte ([`Dialect::text`](super::dialect::Dialect::text)), so that
+//! `error_log` reads as with the C implementation. A [`ParseError`] carries what `__trace_probe_log_err()`
 //! (trace_probe.c:183-227) needs to place the caret: the index of the
 //! whitespace-separated token and the offset inside it.
 //!
 //! C header: [`kernel/trace/trace_probe.h`](srctree/kernel/trace/trace_probe.h)
 
-/// Declares [`Code`], [`Code::ALL`], [`TEXTS`] and the names from one list,
+/// Declares [`Code`], [`Code::ALL`], 6.12's texts and the names from one list,
 /// as C writes its table once: `C(NAME, "text")` becomes
 /// `Variant = NAME: "text"`.
 macro_rules! errors {
@@ -31,16 +32,16 @@ macro_rules! errors {
             pub const ALL: [Code; [$(Code::$variant),*].len()] = [$(Code::$variant),*];
         }
 
-        /// Message texts, indexed by [`Code`]; the table C (and `error_log`)
-        /// reads.
-        pub static TEXTS: [&str; Code::ALL.len()] = [$($text),*];
+        /// Message texts, indexed by [`Code`], as 6.12 has them.
+        const TEXTS_6_12_TABLE: Texts = [$($text),*];
 
         /// The C names (`TP_ERR_` without the prefix), indexed by [`Code`].
         static NAMES: [&str; Code::ALL.len()] = [$(stringify!($name)),*];
     };
 }
 
-// kernel/trace/trace_probe.h:476-556, in the same order.
+// kernel/trace/trace_probe.h:476-556 of 6.12, in the same order, then the
+// codes 7.3 added.
 errors! {
     FileNotFound = FILE_NOT_FOUND: "Failed to find the given file",
     NoRegularFile = NO_REGULAR_FILE: "Not a regular file",
@@ -121,14 +122,34 @@ errors! {
     BadType4str = BAD_TYPE4STR: "This type does not fit for string.",
     NeedStringType = NEED_STRING_TYPE: "$comm and immediate-string only accepts string type",
     EventTooBig = EVENT_TOO_BIG: "Event too big (too many fields?)",
+    // Added in 7.3 (trace_probe.h:542-632, where the table is sorted by
+    // name); never emitted in 6.12's language.
+    NosupPercpu = NOSUP_PERCPU: "Per-cpu variable access is only for kernel probes",
+    NoEventField = NO_EVENT_FIELD: "This event field is not found.",
+    TooManyArgs = TOO_MANY_ARGS: "Too many arguments are specified",
+    TooManyEargs = TOO_MANY_EARGS: "Too many entry arguments specified",
+    TooManyNested = TOO_MANY_NESTED: "Too many nested typecasts/dereferences",
+    TypecastBadArrow = TYPECAST_BAD_ARROW: "Typecast field option does not support -> operator",
+    TypecastNotAligned = TYPECAST_NOT_ALIGNED: "Typecast field option is not byte-aligned",
+    TypecastNotEvent = TYPECAST_NOT_EVENT: "Typecasts are only for eprobe fields",
+    TypecastReqField = TYPECAST_REQ_FIELD: "Typecast requires a field access",
+    TypecastSymOffset = TYPECAST_SYM_OFFSET: "@SYM+/-OFFSET with typecast needs parentheses",
 }
 
-impl Code {
-    /// The message `error_log` shows for this code.
-    pub const fn text(self) -> &'static str {
-        TEXTS[self as usize]
-    }
+/// A table of error texts, indexed by [`Code`]: what `error_log` reads.
+pub type Texts = [&'static str; Code::ALL.len()];
 
+/// 6.12's texts (trace_probe.h:476-556); the codes 7.3 added have 7.3's.
+pub static TEXTS_6_12: Texts = TEXTS_6_12_TABLE;
+
+/// 7.3's texts (trace_probe.h:542-632): 6.12's, one of them reworded.
+pub static TEXTS_7_3: Texts = {
+    let mut t = TEXTS_6_12_TABLE;
+    t[Code::FileOnKprobe as usize] = "File offset is not available for kernel probes";
+    t
+};
+
+impl Code {
     /// The C name, as in `TP_ERR_<name>`.
     pub const fn name(self) -> &'static str {
         NAMES[self as usize]
@@ -148,6 +169,8 @@ pub mod errno {
     pub const EBUSY: i32 = 16;
     /// Invalid argument: every parse error.
     pub const EINVAL: i32 = 22;
+    /// A `$argN`/`$stackN` number that overflows (7.3).
+    pub const ERANGE: i32 = 34;
     /// The symbol is not unique.
     pub const EADDRNOTAVAIL: i32 = 99;
     /// Not an instruction boundary.
@@ -235,12 +258,19 @@ mod tests {
 
     #[test]
     fn table_matches_c() {
-        assert_eq!(Code::ALL.len(), 79);
+        // 6.12's 79 and the 10 7.3 added.
+        assert_eq!(Code::ALL.len(), 89);
         for (i, c) in Code::ALL.iter().enumerate() {
             assert_eq!(*c as usize, i);
         }
-        assert_eq!(Code::BadRegName.text(), "Invalid register name");
-        assert_eq!(Code::ImmstrNoClose.text(), "String is not closed with '\"'");
+        assert_eq!(
+            TEXTS_6_12[Code::BadRegName as usize],
+            "Invalid register name"
+        );
+        assert_eq!(
+            TEXTS_7_3[Code::ImmstrNoClose as usize],
+            "String is not closed with '\"'"
+        );
         assert_eq!(Code::EventTooBig.name(), "EVENT_TOO_BIG");
         assert_eq!(Code::FileNotFound as u8, 0);
     }

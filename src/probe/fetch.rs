@@ -76,6 +76,11 @@ pub trait Machine {
     fn strncpy_user(&self, addr: u64, dst: &mut [u8]) -> Result<usize, Fault>;
     /// `current->comm`, NUL-padded.
     fn comm(&self) -> [u8; 16];
+    /// `current`: the current task's address.
+    fn current(&self) -> u64;
+    /// `this_cpu_ptr()`: the current CPU's address of the per-CPU
+    /// variable at `addr`.
+    fn this_cpu_ptr(&self, addr: u64) -> u64;
     /// `sprint_symbol()`: writes `sym+0x../0x.. [mod]` (or the address in
     /// hex) into `dst`, returns its length (no NUL).
     fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize;
@@ -383,6 +388,7 @@ fn load<M: Machine + ?Sized>(c: &Insn, m: &M, edata: &[u8]) -> Option<u64> {
         Op::Arg => kernel_argument(m, u32::from(c.param)),
         Op::Retval => m.retval(),
         Op::Imm => c.imm(),
+        Op::Current => m.current(),
         Op::Edata => {
             let off = c.offset as usize;
             edata
@@ -562,6 +568,7 @@ fn run<M: Machine + ?Sized, S: Store>(
         Class::Nop
         | Class::Symbol
         | Class::Deref(_)
+        | Class::CpuPtr
         | Class::Store(_)
         | Class::Bitfield
         | Class::Loop
@@ -576,13 +583,19 @@ fn run<M: Machine + ?Sized, S: Store>(
         // Stage 2: dereference.
         loop {
             let c = insn(a, pc);
-            let Class::Deref(space) = c.op.class() else {
-                break;
-            };
-            lval = val;
-            match read_word(m, space, val.wrapping_add(c.offset as u64)) {
-                Ok(v) => val = v,
-                Err(Fault) => return,
+            match c.op.class() {
+                Class::Deref(space) => {
+                    lval = val;
+                    match read_word(m, space, val.wrapping_add(c.offset as u64)) {
+                        Ok(v) => val = v,
+                        Err(Fault) => return,
+                    }
+                }
+                Class::CpuPtr => {
+                    lval = val;
+                    val = m.this_cpu_ptr(val);
+                }
+                _ => break,
             }
             pc += 1;
         }

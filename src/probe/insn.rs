@@ -50,6 +50,11 @@ pub enum Op {
     Data,
     /// Load the entry-data word at byte `offset` (`$argN` on a return probe).
     Edata,
+    /// Load the current task's address (`$current`, 7.3).
+    Current,
+    /// `val = this_cpu_ptr(val)`: the current CPU's address of the per-CPU
+    /// variable at `val` (`this_cpu_ptr()`, `this_cpu_read()`, 7.3).
+    CpuPtr,
     /// Placeholder for `@SYM[+|-offs]` (`data_start..+data_len`), resolved
     /// into the following [`Op::Imm`] when the probe is registered.
     Symbol,
@@ -96,6 +101,8 @@ impl Op {
             Op::Arg => Class::Value(Value::Arg),
             Op::Data => Class::Bytes(Bytes::Data),
             Op::Edata => Class::Value(Value::Edata),
+            Op::Current => Class::Value(Value::Current),
+            Op::CpuPtr => Class::CpuPtr,
             Op::Symbol => Class::Symbol,
             Op::Deref => Class::Deref(Space::Kernel),
             Op::UDeref => Class::Deref(Space::User),
@@ -166,6 +173,8 @@ pub enum Class {
     Bytes(Bytes),
     /// Stage 2: `val = *(long *)(val + offset)`.
     Deref(Space),
+    /// Stage 2: `val = this_cpu_ptr(val)`.
+    CpuPtr,
     /// Stage 3: the store into the field.
     Store(Put),
     /// Stage 4: keep the bits of a bitfield.
@@ -193,6 +202,8 @@ pub enum Value {
     Arg,
     /// [`Op::Edata`].
     Edata,
+    /// [`Op::Current`].
+    Current,
 }
 
 /// The bytes at hand stage 1 loads.

@@ -101,6 +101,15 @@ pub fn kstrtoul(s: &[u8], base: u32) -> Result<u64, Invalid> {
     }
 }
 
+/// Whether [`kstrtoul`] fails for an overflow (C's `-ERANGE`, which it
+/// answers before looking at what follows the digits) rather than for
+/// what the text is (`-EINVAL`).
+pub fn kstrtoul_overflows(s: &[u8], base: u32) -> bool {
+    let s = s.strip_prefix(b"+").unwrap_or(s);
+    let (s, base) = fixup_radix(s, base);
+    parse_integer(s, base).2
+}
+
 /// `kstrtol()` (= `kstrtoll()` on 64-bit).
 pub fn kstrtol(s: &[u8], base: u32) -> Result<i64, Invalid> {
     if s.first() == Some(&b'-') {
@@ -125,6 +134,16 @@ pub fn simple_strtoul(s: &[u8], base: u32) -> (u64, usize) {
     (v, skipped + n)
 }
 
+/// [`simple_strtoul`] as Linux 7.3 has it: a value that overflows is
+/// `u64::MAX` (`_parse_integer_limit()` saturates, lib/kstrtox.c) where
+/// 6.12's wraps.
+pub fn simple_strtoul_saturating(s: &[u8], base: u32) -> (u64, usize) {
+    let (rest, base) = fixup_radix(s, base);
+    let skipped = s.len() - rest.len();
+    let (v, n, overflow) = parse_integer(rest, base);
+    (if overflow { u64::MAX } else { v }, skipped + n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +163,10 @@ mod tests {
         assert_eq!(kstrtoul(b"-1", 0), Err(Invalid));
         assert_eq!(kstrtoul(b"18446744073709551615", 0), Ok(u64::MAX));
         assert_eq!(kstrtoul(b"18446744073709551616", 0), Err(Invalid));
+        assert!(kstrtoul_overflows(b"18446744073709551616", 10));
+        assert!(kstrtoul_overflows(b"+18446744073709551616x", 10));
+        assert!(!kstrtoul_overflows(b"18446744073709551615", 10));
+        assert!(!kstrtoul_overflows(b"12x", 10));
         assert_eq!(kstrtoul(b"12", 10), Ok(12));
         assert_eq!(kstrtoul(b"0x12", 10), Err(Invalid));
         assert_eq!(kstrtol(b"-10", 0), Ok(-10));

@@ -15,6 +15,7 @@ use core::fmt::Write;
 
 use super::arg::Arg;
 use super::command::{ArgList, Names, Place, Probe, Tokens};
+use super::dialect::Dialect;
 use super::error::{errno, Code, ParseError};
 use super::insn::Store;
 use super::text::{Bytes, Prefix, Str, Text};
@@ -26,13 +27,19 @@ pub struct Removal<'a> {
     pub group: Option<&'a [u8]>,
     /// The event name; empty (with a group) matches every event of it.
     pub event: &'a [u8],
+    /// The release whose matching this follows.
+    pub dialect: Dialect,
 }
 
 impl<'a> Removal<'a> {
     /// Parses `line` (its first token starts with `-` or `!`). `tokens`
     /// receives the tokens, for [`Removal::matches`]. `Err(EINVAL)` for a
     /// malformed command.
-    pub fn parse(line: &'a [u8], tokens: &mut Tokens) -> Result<Removal<'a>, i32> {
+    pub fn parse(
+        line: &'a [u8],
+        tokens: &mut Tokens,
+        dialect: Dialect,
+    ) -> Result<Removal<'a>, i32> {
         tokens.split(line).map_err(|_| errno::E2BIG)?;
         let t0 = tokens.get(line, 0);
         let event = match t0 {
@@ -53,7 +60,11 @@ impl<'a> Removal<'a> {
         if group.is_none() && event.is_empty() {
             return Err(errno::EINVAL);
         }
-        Ok(Removal { group, event })
+        Ok(Removal {
+            group,
+            event,
+            dialect,
+        })
     }
 
     /// Whether the probe `p` is one this command removes: same event (any
@@ -90,19 +101,49 @@ impl<'a> Removal<'a> {
         let Some(head) = words.next() else {
             return true;
         };
-        // trace_kprobe_match_command_head(): the place as snprintf() prints
-        // it into a 64-byte buffer.
-        let mut place = Str::<{ super::arg::MAX_ARGSTR_LEN }>::new();
-        let mut w = Prefix(&mut place);
-        let _ = match p.place {
-            Place::Addr(_) => write!(w, "0x{hashed:016x}"),
-            Place::Symbol { offset: 0 } => write!(w, "{}", Bytes(p.symbol.as_bytes())),
-            Place::Symbol { offset } => write!(w, "{}+{offset}", Bytes(p.symbol.as_bytes())),
-        };
-        if place.as_bytes() != head {
+        if !self.place_matches(p, hashed, head) {
             return false;
         }
         match_args(p.args.as_slice(), words)
+    }
+
+    /// `trace_kprobe_match_command_head()`: whether `head` is the place of
+    /// `p`. 6.12 prints the place into a 64-byte buffer and so compares
+    /// its first 63 bytes (trace_kprobe.c:147-166); 7.3 compares the
+    /// symbol and the offset whole (:149-176).
+    fn place_matches<A, S: Text, E, N>(
+        &self,
+        p: &Probe<A, S, E, N>,
+        hashed: u64,
+        head: &[u8],
+    ) -> bool {
+        let symbol = p.symbol.as_bytes();
+        if self.dialect.removal_matches_whole_place() {
+            let mut number = Str::<32>::new();
+            let rest = match p.place {
+                Place::Addr(_) => {
+                    let _ = write!(number, "0x{hashed:016x}");
+                    return head == number.as_bytes();
+                }
+                Place::Symbol { offset: 0 } => return head == symbol,
+                Place::Symbol { offset } => {
+                    let _ = write!(number, "{offset}");
+                    match head.strip_prefix(symbol) {
+                        Some([b'+', rest @ ..]) => rest,
+                        _ => return false,
+                    }
+                }
+            };
+            return rest == number.as_bytes();
+        }
+        let mut place = Str::<63>::new();
+        let mut w = Prefix(&mut place);
+        let _ = match p.place {
+            Place::Addr(_) => write!(w, "0x{hashed:016x}"),
+            Place::Symbol { offset: 0 } => write!(w, "{}", Bytes(symbol)),
+            Place::Symbol { offset } => write!(w, "{}+{offset}", Bytes(symbol)),
+        };
+        place.as_bytes() == head
     }
 }
 
@@ -191,10 +232,41 @@ mod tests {
     use std::boxed::Box;
 
     fn removes(cmd: &str, spec: &str) -> Result<bool, i32> {
+        removes_in(Dialect::Linux6_12, cmd, spec)
+    }
+
+    fn removes_in(d: Dialect, cmd: &str, spec: &str) -> Result<bool, i32> {
         let p = parse(spec).unwrap().unwrap();
         let mut t = Box::new(Tokens::new());
-        let r = Removal::parse(cmd.as_bytes(), &mut t)?;
+        let r = Removal::parse(cmd.as_bytes(), &mut t, d)?;
         Ok(r.matches(cmd.as_bytes(), &t, &p, p.names(), 0x1234))
+    }
+
+    /// A place of 64 bytes or more: 6.12 matches its first 63 bytes, 7.3
+    /// all of it.
+    #[test]
+    fn long_place() {
+        let module = "m".repeat(60);
+        let spec = std::format!("p:x {module}:sym+8");
+        let whole = std::format!("-:x {module}:sym+8");
+        let cut = std::format!("-:x {module}:sy");
+        for d in Dialect::ALL {
+            assert_eq!(
+                removes_in(d, "-:x 0x0000000000001234", "p:x 0xffff0000"),
+                Ok(true)
+            );
+            assert_eq!(removes_in(d, "-:x vfs_read+8", "p:x vfs_read+8"), Ok(true));
+            assert_eq!(
+                removes_in(d, "-:x vfs_read+08", "p:x vfs_read+8"),
+                Ok(false)
+            );
+            assert_eq!(removes_in(d, "-:x vfs_read", "p:x vfs_read+8"), Ok(false));
+            assert_eq!(removes_in(d, "-:x vfs_rea+8", "p:x vfs_read+8"), Ok(false));
+        }
+        assert_eq!(removes_in(Dialect::Linux6_12, &cut, &spec), Ok(true));
+        assert_eq!(removes_in(Dialect::Linux6_12, &whole, &spec), Ok(false));
+        assert_eq!(removes_in(Dialect::Linux7_3, &whole, &spec), Ok(true));
+        assert_eq!(removes_in(Dialect::Linux7_3, &cut, &spec), Ok(false));
     }
 
     #[test]

@@ -82,7 +82,11 @@ fn answer(line: &[u8], env: &dyn Env) -> Vec<u8> {
             out += &format!("write: {}\n", strerror(e.errno));
             if let Some((code, caret)) = e.log {
                 let cmd: Vec<String> = tokens.iter(line).map(|t| Bytes(t).to_string()).collect();
-                out += &format!("log: {}\ncommand: {}\n", code.text(), cmd.join(" "));
+                out += &format!(
+                    "log: {}\ncommand: {}\n",
+                    crate::probe::dialect::Dialect::Linux6_12.text(code),
+                    cmd.join(" ")
+                );
                 out += &format!("caret: {}\n", caret_position(tokens.iter(line), caret));
             }
         }

@@ -157,6 +157,24 @@ pub fn processor_id() -> usize {
     unsafe { bindings::raw_smp_processor_id() as usize }
 }
 
+/// The running CPU's address of the per-CPU variable at `ptr`
+/// (`this_cpu_ptr()`), as a probe's `this_cpu_ptr()` fetch argument asks
+/// it: arithmetic on the address, nothing is read there. The handler's
+/// [`PtRegs`] show that preemption is off, so the CPU stays the same.
+#[inline]
+pub fn this_cpu_ptr(ptr: usize, _regs: &PtRegs) -> usize {
+    // SAFETY: no memory is accessed through `ptr`; preemption is off.
+    unsafe { bindings::kprobes_this_cpu_ptr(ptr) }
+}
+
+/// The address of the running task's `task_struct` (`current`), as a
+/// probe's `$current` fetch argument records it.
+#[inline]
+pub fn current_task(_regs: &PtRegs) -> usize {
+    // SAFETY: no preconditions.
+    unsafe { bindings::get_current() as usize }
+}
+
 /// Per-CPU scratch buffers for probe handlers, taken exclusively: a handler
 /// nested on the same CPU (an NMI during another handler) gets `None`
 /// instead of the buffer in use.

@@ -20,7 +20,8 @@
 
 use super::super::btf::{
     find_struct_member, int_bits, int_data, int_encoding, int_offset, kind, kind_of,
-    member_bit_offset, member_bitfield_size, size_or_type, skip_modifiers, Btf, Func, INT_SIGNED,
+    member_bit_offset, member_bitfield_size, size_or_type, skip_modifiers, Btf, Func, Struct,
+    INT_SIGNED,
 };
 use super::super::command::Env;
 use super::super::error::{errno, Code, ParseError};
@@ -36,6 +37,9 @@ pub struct BtfContext<'e> {
     funcname: Option<&'e [u8]>,
     /// `ctx->btf` and `ctx->proto`, once found.
     loaded: Option<Func<'e>>,
+    /// `ctx->struct_btf`: the BTF of the struct the argument being parsed
+    /// starts from (`$current`'s `task_struct`), if any.
+    struct_btf: Option<&'e dyn Btf>,
 }
 
 impl<'e> BtfContext<'e> {
@@ -45,7 +49,27 @@ impl<'e> BtfContext<'e> {
             env,
             funcname,
             loaded: None,
+            struct_btf: None,
         }
+    }
+
+    /// `clear_struct_btf()`: each argument starts without one.
+    pub fn clear_struct(&mut self) {
+        self.struct_btf = None;
+    }
+
+    /// `query_btf_struct()`: finds struct `name` and makes its BTF the
+    /// argument's.
+    fn query_struct(&mut self, name: &[u8]) -> Option<Struct<'e>> {
+        let s = self.env.btf_struct(name)?;
+        self.struct_btf = Some(s.btf);
+        Some(s)
+    }
+
+    /// `ctx_btf()`: the struct's BTF if the argument has one, else the
+    /// function's.
+    fn btf(&self) -> Option<&'e dyn Btf> {
+        self.struct_btf.or(self.loaded.map(|f| f.btf))
     }
 
     /// Whether BTF arguments are built in ([`Env::btf_args`]).
@@ -129,7 +153,7 @@ pub(super) fn parse(
     ci: &mut usize,
     ctx: &mut Ctx<'_, '_>,
 ) -> PResult<()> {
-    if ctx.btf.funcname.is_none() {
+    if ctx.btf.funcname.is_none() && !v.starts_with(b"$current") {
         // Not reached: only a probe on a symbol fetches from function
         // entry or return. C returns -EINVAL without a log.
         return Err(ParseError::silent(errno::EINVAL));
@@ -143,6 +167,29 @@ pub(super) fn parse(
         Some(sp) => (&v[..sp.name_end], Some(sp.next)),
     };
 
+    if name == b"$current" {
+        // `$current->...` (7.3 trace_probe.c:762-773): the fields of the
+        // current `task_struct`, at any probe location.
+        set(code, *ci, Insn::new(Op::Current));
+        let Some(task) = ctx.btf.query_struct(b"task_struct") else {
+            return Err(ctx.err_at(errno::ENOENT, Code::NoBtfEntry, ctx.offset));
+        };
+        let Some((tid, _)) = skip_modifiers(task.btf, task.id) else {
+            return Err(ctx.err(Code::BadBtfTid, ctx.offset));
+        };
+        ctx.last = LastType {
+            ty: Some(tid),
+            bitoffs: 0,
+            bitsize: 0,
+        };
+        return match field {
+            Some(f) => {
+                ctx.offset += f;
+                parse_field(&v[f..], tid, true, task.btf, code, ci, ctx)
+            }
+            None => Ok(()),
+        };
+    }
     let (func, tid) = if ctx.flags.ret && name == b"$retval" {
         set(code, *ci, Insn::new(Op::Retval));
         match ctx.btf.query() {
@@ -206,7 +253,7 @@ pub(super) fn parse(
     match field {
         Some(f) => {
             ctx.offset += f;
-            parse_field(&v[f..], tid, func.btf, code, ci, ctx)
+            parse_field(&v[f..], tid, false, func.btf, code, ci, ctx)
         }
         None => Ok(()),
     }
@@ -214,25 +261,32 @@ pub(super) fn parse(
 
 /// `parse_btf_field()` (trace_probe.c:531-610): the fields `s` of what
 /// type `tid` (a pointer to a struct or union) points to; one
-/// dereference per `->`.
+/// dereference per `->`. With `is_struct` (7.3: `$current`, whose
+/// `struct_btf` is set), `tid` is the struct itself for the first field.
 fn parse_field(
     s: &[u8],
     mut tid: u32,
+    is_struct: bool,
     btf: &dyn Btf,
     code: &mut Program,
     ci: &mut usize,
     ctx: &mut Ctx<'_, '_>,
 ) -> PResult<()> {
     let mut pos = 0;
+    let mut first = true;
     loop {
-        // One `->`: from a pointer to the struct it points to.
-        let ptr = btf.type_record(tid).unwrap_or(&[]);
-        if kind_of(ptr) != kind::PTR {
-            return Err(ctx.err(Code::NoPtrStrct, ctx.offset));
+        let mut ty = btf.type_record(tid).unwrap_or(&[]);
+        if !(first && is_struct) {
+            // One `->`: from a pointer to the struct it points to.
+            if kind_of(ty) != kind::PTR {
+                return Err(ctx.err(Code::NoPtrStrct, ctx.offset));
+            }
+            let Some((_, t)) = skip_modifiers(btf, size_or_type(ty)) else {
+                return Err(ctx.err(Code::BadBtfTid, ctx.offset));
+            };
+            ty = t;
         }
-        let Some((_, mut ty)) = skip_modifiers(btf, size_or_type(ptr)) else {
-            return Err(ctx.err(Code::BadBtfTid, ctx.offset));
-        };
+        first = false;
         let mut bitoffs: u32 = 0;
         let more = loop {
             // The `.`-separated fields within it.
@@ -293,7 +347,7 @@ fn parse_field(
 
 /// The BTF and the type of what the argument fetches, if both are known.
 fn last_type<'b>(ctx: &Ctx<'_, 'b>) -> Option<(&'b dyn Btf, u32, &'b [u32])> {
-    let btf = ctx.btf.loaded()?.btf;
+    let btf = ctx.btf.btf()?;
     let id = ctx.last.ty?;
     Some((btf, id, btf.type_record(id)?))
 }

@@ -10,8 +10,8 @@
 use core::fmt::Write;
 
 use super::super::arg::{BtfContext, Flags};
+use super::super::dialect::Dialect;
 use super::super::error::{errno, Code, ParseError};
-use super::super::num::simple_strtoul;
 use super::super::text::{Bytes, Str};
 use super::{is_space, Env, PResult, Tokens, MAX_DENTRY_ARGS_LEN};
 
@@ -93,6 +93,7 @@ pub(super) fn meta_args(
     tokens: &mut Tokens,
     flags: Flags,
     btf: &mut BtfContext<'_>,
+    dialect: Dialect,
 ) -> PResult<()> {
     let Some(var) = has_var_arg(tokens.iter(line).skip(2), flags)? else {
         return Ok(());
@@ -149,12 +150,13 @@ pub(super) fn meta_args(
             tokens.push_token(index);
             continue;
         };
-        let (value, len) = simple_strtoul(digits, 10);
+        let (value, len) = dialect.simple_strtoul(digits, 10);
         let suffix = &digits[len..];
         if !matches!(suffix.first(), None | Some(b':')) {
             return Err(ParseError::logged(errno::ENOENT, Code::BadVar, index, 0));
         }
-        // `n` is an int: simple_strtoul()'s value cut to 32 bits.
+        // `n` is an int: simple_strtoul()'s value cut to 32 bits (in 7.3
+        // an overflowing number saturates, and is -1).
         let n = value as u32 as i32;
         if n == 0 {
             return Err(ParseError::inval(Code::BadArgNum, index, 0));

@@ -631,7 +631,7 @@ fn arm64() {
 
 /// Every opcode, in the order of [`index`], which has no `_` arm: a new
 /// opcode does not compile until it is listed here too.
-const ALL: [Op; 21] = [
+const ALL: [Op; 23] = [
     Op::Nop,
     Op::Reg,
     Op::Stack,
@@ -653,6 +653,8 @@ const ALL: [Op; 21] = [
     Op::StSymstr,
     Op::ModBf,
     Op::LpArray,
+    Op::Current,
+    Op::CpuPtr,
 ];
 
 fn index(op: Op) -> Option<usize> {
@@ -678,6 +680,8 @@ fn index(op: Op) -> Option<usize> {
         Op::StSymstr => Some(18),
         Op::ModBf => Some(19),
         Op::LpArray => Some(20),
+        Op::Current => Some(21),
+        Op::CpuPtr => Some(22),
         // The end is not in `ALL`: `load` is asked of it below on its own.
         Op::End => None,
     }
