@@ -6,7 +6,8 @@
 //! (6.12: lines 476-556) in the same order, then the codes 7.3 added;
 //! [`TEXTS_6_12`] and [`TEXTS_7_3`] hold each release's messages byte for
 //! byte ([`Dialect::text`](super::dialect::Dialect::text)), so that
-//! `error_log` reads as with the C implementation. A [`ParseError`] carries what `__trace_probe_log_err()`
+//! `error_log` reads as with the C implementation. A [`ParseError`]
+//! carries what `__trace_probe_log_err()`
 //! (trace_probe.c:183-227) needs to place the caret: the index of the
 //! whitespace-separated token and the offset inside it.
 //!

@@ -303,7 +303,10 @@ fn new_fetches_run() {
     use crate::probe::fetch::store;
     use crate::probe::format::head_size;
     let env = InDialect(FakeEnv, Linux7_3);
-    let line = "p vfs_read cur=$current pid=+8($current):u32 ptr=this_cpu_ptr(%di) val=this_cpu_read(%di):u64 sym=this_cpu_read(@0x100):u16";
+    let line = concat!(
+        "p vfs_read cur=$current pid=+8($current):u32 ptr=this_cpu_ptr(%di) ",
+        "val=this_cpu_read(%di):u64 sym=this_cpu_read(@0x100):u16"
+    );
     let p = parse_on(&env, line).unwrap().unwrap();
     let mut m = FakeMachine::new();
     m.current = 0xffff_8880_0000_1000;
@@ -360,7 +363,10 @@ fn current_fields_with_btf() {
     let env = InDialect(FakeBtfEnv::new(), Linux7_3);
     let p = parse_on(
         &env,
-        "p vfs_read+8 pid=$current->pid comm=$current->comm:string ppid=$current->real_parent->pid $current->in_execve",
+        concat!(
+            "p vfs_read+8 pid=$current->pid comm=$current->comm:string ",
+            "ppid=$current->real_parent->pid $current->in_execve"
+        ),
     )
     .unwrap()
     .unwrap();
