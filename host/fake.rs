@@ -412,6 +412,10 @@ pub mod layout {
     pub const TASK_PID: u32 = 0x5d0;
     /// `offsetof(struct task_struct, real_parent)`.
     pub const TASK_REAL_PARENT: u32 = 0x5e0;
+    /// `offsetof(struct task_struct, se)`.
+    pub const TASK_SE: u32 = 0x80;
+    /// `offsetof(struct task_struct, group_leader)`.
+    pub const TASK_GROUP_LEADER: u32 = 0x600;
     /// `offsetof(struct task_struct, comm)`.
     pub const TASK_COMM: u32 = 0x7b0;
 }
@@ -612,15 +616,33 @@ fn fake_btf() -> (FakeBtf, FakeBtf) {
     let task = b.strukt("task_struct", 0, &[]);
     let task_p = b.ptr(task);
     let comm = b.array(char_, int, 16);
+    let list_head = b.strukt("list_head", 0, &[]);
+    let list_head_p = b.ptr(list_head);
+    b.define(
+        list_head,
+        "list_head",
+        16,
+        &[("next", list_head_p, 0, 0), ("prev", list_head_p, 64, 0)],
+    );
+    let se = b.strukt(
+        "sched_entity",
+        0x40,
+        &[
+            ("load", ulong, 0, 0),
+            ("group_node", list_head, 0x10 * 8, 0),
+        ],
+    );
     b.define(
         task,
         "task_struct",
         0x1000,
         &[
             ("flags", uint, TASK_FLAGS * 8, 0),
+            ("se", se, TASK_SE * 8, 0),
             ("in_execve", uint, TASK_IN_EXECVE_BIT, 1),
             ("pid", pid_t, TASK_PID * 8, 0),
             ("real_parent", task_p, TASK_REAL_PARENT * 8, 0),
+            ("group_leader", task_p, TASK_GROUP_LEADER * 8, 0),
             ("comm", comm, TASK_COMM * 8, 0),
         ],
     );

@@ -28,15 +28,13 @@ limit=${HOSTILE_LIMIT:-}
 watchdog=${HOSTILE_WATCHDOG:-600}
 
 # x86 (test, ref) by default; `hostile.sh arm64`: arm64-test, arm64-ref;
-# `hostile.sh 7.3`: test-7.3, ref-7.3; the lines with a typecast are
-# counted, not compared (compare.py --skip-typecasts: the module has none
-# yet, issue #36).
+# `hostile.sh 7.3`: test-7.3, ref-7.3.
 pair=${1:-x86}
-post= skip73=()
+post=
 case "$pair" in
 x86) pre= arch=x86 ;;
 arm64) pre=arm64- arch=arm64 ;;
-7.3) pre= post=-7.3 arch=x86 skip73=(--skip-typecasts) ;;
+7.3) pre= post=-7.3 arch=x86 ;;
 *) die "hostile.sh: no pair $pair (x86, arm64, 7.3)" ;;
 esac
 
@@ -80,7 +78,7 @@ for variant in "${pre}test$post" "${pre}ref$post"; do
 		"results $(du -k "$res/hostile-$variant.txt" | cut -f1) KiB"
 done
 
-python3 "$ROOT/tests/hostile/compare.py" "${skip73[@]}" --known "$ROOT/tests/hostile/known-differences.txt" --min-lines "$([ -n "$limit" ] && echo 0 || echo 10000)" \
+python3 "$ROOT/tests/hostile/compare.py" --known "$ROOT/tests/hostile/known-differences.txt" --min-lines "$([ -n "$limit" ] && echo 0 || echo 10000)" \
 	--logs "$res/hostile-${pre}ref$post.log" "$res/hostile-${pre}test$post.log" \
 	"$hb/lines" "$res/hostile-${pre}ref$post.txt" "$res/hostile-${pre}test$post.txt" > "$res/hostile-${pre}summary$post.txt" || fail=1
 # The summary; of the table of special cases only the ones that differ.

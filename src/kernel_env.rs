@@ -160,9 +160,21 @@ pub(crate) struct KernelEnv {
     /// asked (`None` inside: no BTF has it).
     #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
     func: core::cell::OnceCell<Option<(kernel::btf::Btf, u32)>>,
-    /// `struct task_struct`'s BTF and id, once asked (`$current->...`).
+    /// The structs asked for by name (`$current`'s `task_struct`,
+    /// typecasts), each looked up once.
     #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
-    task: core::cell::OnceCell<Option<(kernel::btf::Btf, u32)>>,
+    structs: core::cell::OnceCell<KBox<FoundStruct>>,
+}
+
+/// A struct looked up by name (`bpf_find_btf_id()`), and the next one: a
+/// list that only grows while the environment lives, so what it lends
+/// stays where it is.
+#[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
+struct FoundStruct {
+    name: KVec<u8>,
+    /// Its BTF and id; `None`: no BTF has it.
+    found: Option<(kernel::btf::Btf, u32)>,
+    next: core::cell::OnceCell<KBox<FoundStruct>>,
 }
 
 impl KernelEnv {
@@ -172,7 +184,7 @@ impl KernelEnv {
             #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
             func: core::cell::OnceCell::new(),
             #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
-            task: core::cell::OnceCell::new(),
+            structs: core::cell::OnceCell::new(),
         }
     }
 
@@ -408,18 +420,31 @@ impl Env for KernelEnv {
 
     #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
     fn btf_struct(&self, name: &[u8]) -> Option<crate::probe::btf::Struct<'_>> {
-        // Only `$current`'s `task_struct` is asked for (typecasts are not
-        // implemented): found once per line, as C's lookup per argument
-        // finds the same.
-        if name != b"task_struct" {
-            return None;
-        }
-        let (btf, id) = self
-            .task
-            .get_or_init(|| {
-                kernel::btf::Btf::find(kernel::c_str!("task_struct"), kernel::btf::KIND_STRUCT).ok()
-            })
-            .as_ref()?;
+        // Found once while the environment lives, as C's lookup for each
+        // argument finds the same.
+        let mut slot = &self.structs;
+        let entry = loop {
+            match slot.get() {
+                Some(f) if f.name[..] == *name => break f,
+                Some(f) => slot = &f.next,
+                None => {
+                    let found = cstring(name)
+                        .ok()
+                        .and_then(|n| kernel::btf::Btf::find(&n, kernel::btf::KIND_STRUCT).ok());
+                    let mut n = KVec::new();
+                    n.extend_from_slice(name, GFP_KERNEL).ok()?;
+                    let f = FoundStruct {
+                        name: n,
+                        found,
+                        next: core::cell::OnceCell::new(),
+                    };
+                    // `slot` was empty: the set succeeds.
+                    let _ = slot.set(KBox::new(f, GFP_KERNEL).ok()?);
+                    break slot.get()?;
+                }
+            }
+        };
+        let (btf, id) = entry.found.as_ref()?;
         Some(crate::probe::btf::Struct { btf, id: *id })
     }
 

@@ -635,10 +635,7 @@ fn parse_fetch(
         return parse_this_cpu(body, lo, hi, code, ci, ctx);
     }
     if typecast {
-        // Typecasts are not implemented: the answer of C built without
-        // BTF arguments, or of C on a probe off function entry and exit
-        // (`handle_typecast()`, trace_probe.c:965-970, :1117-1121).
-        return Err(ctx.err_at(errno::EOPNOTSUPP, Code::NosupBtfarg, ctx.offset));
+        return parse_typecast(body, lo, hi, code, ci, ctx);
     }
     match at(s, 0) {
         b'$' => parse_var(s, code, ci, ctx)?,
@@ -796,6 +793,102 @@ fn parse_deref(
     // What the dereference reads has no BTF type.
     ctx.last.ty = None;
     Ok(())
+}
+
+/// `find_matched_close_paren()` (7.3 trace_probe.c:942-957): where the `)`
+/// that closes the `(` at `s[0]` is.
+fn matched_close(s: &[u8]) -> Option<usize> {
+    let mut count = 0usize;
+    for (i, &c) in s.iter().enumerate() {
+        if c == b'(' {
+            count += 1;
+        } else if c == b')' {
+            count = count.wrapping_sub(1);
+            if count == 0 {
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
+/// A typecast (7.3 `handle_typecast()`, trace_probe.c:959-1057, and its
+/// unwinding, :1765-1782): `(STRUCT[,FIELD])` followed by `(FETCHARG)->`,
+/// `+|-OFF(..)->`, `this_cpu_*(..)->` or `VAR->`, then fields. What it
+/// casts is parsed first (one level deeper), then the fields of `STRUCT`
+/// from there. BTF arguments only, at function entry and exit.
+fn parse_typecast(
+    body: &[u8],
+    lo: usize,
+    hi: usize,
+    code: &mut Program,
+    ci: &mut usize,
+    ctx: &mut Ctx<'_, '_>,
+) -> PResult<()> {
+    if !ctx.btf.enabled() || !(ctx.flags.is_function_entry() || ctx.flags.is_function_return()) {
+        return Err(ctx.err_at(errno::EOPNOTSUPP, Code::NosupBtfarg, ctx.offset));
+    }
+    let s = &body[lo..hi];
+    let orig = ctx.offset;
+    let Some(cast_end) = find(s, b')') else {
+        return Err(ctx.err(Code::DerefOpenBrace, ctx.offset + s.len()));
+    };
+    // `tmp`: what follows the cast.
+    let t = cast_end + 1;
+    ctx.offset += t;
+    let rest = &s[t..];
+    let arrow = |i: usize| at(rest, i) == b'-' && at(rest, i + 1) == b'>';
+    // The inner expression (a range of `rest`) and where the fields start.
+    let (inner, fields) = if at(rest, 0) == b'(' {
+        let Some(close) = matched_close(rest) else {
+            return Err(ctx.err(Code::DerefOpenBrace, ctx.offset));
+        };
+        if !arrow(close + 1) {
+            return Err(ctx.err(Code::TypecastReqField, ctx.offset + close + 1));
+        }
+        ctx.offset += 1;
+        ((1, close), close + 3)
+    } else if matches!(at(rest, 0), b'+' | b'-')
+        || rest.starts_with(THIS_CPU_PTR)
+        || rest.starts_with(THIS_CPU_READ)
+    {
+        // A dereference may have fields inside: up to its closing `)`.
+        let Some(open) = rest.get(1..).and_then(|r| find(r, b'(')).map(|p| p + 1) else {
+            return Err(ctx.err(Code::DerefNeedBrace, ctx.offset));
+        };
+        let Some(close) = matched_close(&rest[open..]).map(|p| open + p + 1) else {
+            return Err(ctx.err(Code::DerefOpenBrace, ctx.offset + rest.len()));
+        };
+        if !arrow(close) {
+            return Err(ctx.err(Code::TypecastReqField, ctx.offset + close));
+        }
+        ((0, close), close + 2)
+    } else {
+        if at(rest, 0) == b'@' {
+            // `@SYM+OFF` needs parentheses.
+            if let Some(p) = rest.iter().position(|&c| c == b'+' || c == b'-') {
+                if at(rest, p + 1).is_ascii_digit() {
+                    return Err(ctx.err(Code::TypecastSymOffset, ctx.offset));
+                }
+            }
+        }
+        // The inner variable's name, up to the first `-`.
+        match find(rest, b'-') {
+            Some(c) if arrow(c) => ((0, c), c + 2),
+            _ => return Err(ctx.err(Code::TypecastReqField, ctx.offset + rest.len())),
+        }
+    };
+    parse_nested(body, lo + t + inner.0, lo + t + inner.1, code, ci, ctx)?;
+    let fields_at = t + fields;
+    btf_arg::cast(
+        &s[1..cast_end],
+        orig + 1,
+        &s[fields_at..],
+        orig + fields_at,
+        code,
+        ci,
+        ctx,
+    )
 }
 
 /// The expression inside a prefix, one level deeper.

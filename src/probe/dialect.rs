@@ -113,6 +113,14 @@ impl Dialect {
         self.is_7_3()
     }
 
+    /// Whether the caret stays at the start of the last field of a BTF
+    /// field chain (7.3 `get_bitoffset_of_field()`, trace_probe.c:672-673);
+    /// 6.12 adds `NULL - fieldname` there (`parse_btf_field()`,
+    /// trace_probe.c:593), and the module takes the end of the name.
+    pub const fn keeps_offset_at_last_field(self) -> bool {
+        self.is_7_3()
+    }
+
     /// `simple_strtoul()`: the value and the bytes it took. 7.3's
     /// saturates at `ULONG_MAX` on overflow (lib/kstrtox.c
     /// `_parse_integer_limit()`), 6.12's wraps. (Bitfield types and the

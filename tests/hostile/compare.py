@@ -7,10 +7,7 @@
 # difference, a lost sentinel, a broken run or too few lines answered.
 # With the serial logs, also counts the kernel's messages during the runs
 # (told, not failed on: the console may drop messages under load).
-#   compare.py [--min-lines N] [--logs REF.log TEST.log] [--skip-typecasts] LINES REF TEST
-# --skip-typecasts: lines with a typecast (Linux 7.3's, typecast()) are
-# counted, not compared: C 7.3 with BTF arguments has them, the module not
-# yet (issue #36), so there the two differ by design.
+#   compare.py [--min-lines N] [--logs REF.log TEST.log] LINES REF TEST
 import argparse
 import collections
 import os
@@ -92,32 +89,11 @@ def order(k):
     return (not k[0].isdigit(), int(k[0]) if k[0].isdigit() else 0, k[0], k[1] != "k")
 
 
-# C's isspace(), as argv_split() splits a line.
-SPACE = re.compile(r"[ \t\n\v\f\r]+")
-ESCAPE = re.compile(r"\\(\\|x[0-9a-f]{2})")
-# A typecast: an expression that starts with '(' (7.3), at the start of an
-# argument or inside a dereference or this_cpu_*().
-CAST = re.compile(r"(^|\()\(")
-
-
-def typecast(escaped):
-    """Why the line's answer may depend on 7.3's typecasts, or None."""
-    # The line as written (scripts/hostile-lines.py escapes '\\' and \xNN).
-    line = ESCAPE.sub(lambda m: "\\" if m.group(1) == "\\" else chr(int(m.group(1)[1:], 16)), escaped)
-    toks = [t for t in SPACE.split(line) if t]
-    for t in toks[2:]:
-        body = t.split("=", 1)[1] if "=" in t else t
-        if CAST.search(body):
-            return "a typecast (the module has none yet: NOSUP_BTFARG)"
-    return None
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--min-lines", type=int, default=10000)
     ap.add_argument("--known", help="input line numbers whose differences are known (reported, not failed on)")
     ap.add_argument("--logs", nargs=2, metavar=("REF_LOG", "TEST_LOG"))
-    ap.add_argument("--skip-typecasts", dest="skip_casts", action="store_true")
     ap.add_argument("lines")
     ap.add_argument("ref")
     ap.add_argument("test")
@@ -139,19 +115,6 @@ def main():
         return tuple(f for f in FIELDS[2:] if r[f] != t[f])
 
     keys = sorted(set(ref) | set(test), key=order)
-    if a.skip_casts:
-        skipped = collections.Counter()
-        kept = []
-        for k in keys:
-            why = typecast(inputs[int(k[0]) - 1]) if k[0].isdigit() else None
-            if why:
-                skipped[why] += 1
-            else:
-                kept.append(k)
-        keys = kept
-        print(f"hostile: {sum(skipped.values())} answers not compared, their lines use what the module lacks (#36):")
-        for why, n in skipped.most_common():
-            print(f"  {n:5d}  {why}")
     diffs = [k for k in keys if fields(k)]
 
     for name, rows in (("C (ref)", ref), ("the module (test)", test)):

@@ -185,7 +185,7 @@ pub(super) fn parse(
         return match field {
             Some(f) => {
                 ctx.offset += f;
-                parse_field(&v[f..], tid, true, task.btf, code, ci, ctx)
+                parse_field(&v[f..], tid, true, 0, task.btf, code, ci, ctx)
             }
             None => Ok(()),
         };
@@ -253,7 +253,7 @@ pub(super) fn parse(
     match field {
         Some(f) => {
             ctx.offset += f;
-            parse_field(&v[f..], tid, false, func.btf, code, ci, ctx)
+            parse_field(&v[f..], tid, false, 0, func.btf, code, ci, ctx)
         }
         None => Ok(()),
     }
@@ -261,12 +261,15 @@ pub(super) fn parse(
 
 /// `parse_btf_field()` (trace_probe.c:531-610): the fields `s` of what
 /// type `tid` (a pointer to a struct or union) points to; one
-/// dereference per `->`. With `is_struct` (7.3: `$current`, whose
-/// `struct_btf` is set), `tid` is the struct itself for the first field.
+/// dereference per `->`. With `is_struct` (7.3: `$current` and typecasts,
+/// whose `struct_btf` is set), `tid` is the struct itself for the first
+/// field, whose offset is then taken `prefix` bytes lower (a cast's
+/// `,FIELD`).
 fn parse_field(
     s: &[u8],
     mut tid: u32,
     is_struct: bool,
+    prefix: u32,
     btf: &dyn Btf,
     code: &mut Program,
     ci: &mut usize,
@@ -286,54 +289,19 @@ fn parse_field(
             };
             ty = t;
         }
+        let (bitoffs, mid, more) = bitoffset_of_field(s, &mut pos, ty, btf, ctx)?;
+        tid = mid;
+        let mut offset = i64::from(bitoffs / 8);
+        if first && is_struct {
+            offset -= i64::from(prefix);
+        }
         first = false;
-        let mut bitoffs: u32 = 0;
-        let more = loop {
-            // The `.`-separated fields within it.
-            let rest = &s[pos..];
-            let sp = split_next_field(rest, ctx)?;
-            let name = &rest[..sp.as_ref().map_or(rest.len(), |sp| sp.name_end)];
-            let member = match find_struct_member(btf, ty, name) {
-                Err(_) => return Err(ctx.err(Code::BadBtfTid, ctx.offset)),
-                Ok(None) => return Err(ctx.err_at(errno::ENOENT, Code::NoBtfField, ctx.offset)),
-                Ok(Some(m)) => m,
-            };
-            bitoffs = bitoffs.wrapping_add(member.anon_offset);
-            if member.kflag {
-                bitoffs = bitoffs.wrapping_add(member_bit_offset(member.offset));
-                ctx.last.bitsize = member_bitfield_size(member.offset);
-            } else {
-                bitoffs = bitoffs.wrapping_add(member.offset);
-                ctx.last.bitsize = 0;
-            }
-            let Some((mid, mty)) = skip_modifiers(btf, member.ty) else {
-                return Err(ctx.err(Code::BadBtfTid, ctx.offset));
-            };
-            tid = mid;
-            ty = mty;
-            match sp {
-                Some(sp) => {
-                    ctx.offset += sp.next;
-                    pos += sp.next;
-                    if sp.is_ptr {
-                        break true;
-                    }
-                }
-                None => {
-                    // C adds `next - fieldname` with `next` NULL here
-                    // (see the module documentation): as if `next` were
-                    // the end of the name.
-                    ctx.offset += rest.len();
-                    break false;
-                }
-            }
-        };
         advance(ci, ctx)?;
         set(
             code,
             *ci,
             Insn {
-                offset: i64::from(bitoffs / 8),
+                offset,
                 ..Insn::new(Op::Deref)
             },
         );
@@ -343,6 +311,102 @@ fn parse_field(
             return Ok(());
         }
     }
+}
+
+/// `get_bitoffset_of_field()` (7.3 trace_probe.c:623-683; 6.12's inner
+/// loop of `parse_btf_field()`): the `.`-separated fields of `s` from
+/// `*pos` in the struct or union `ty`, up to a `->` or the end of `s`.
+/// Their bit offset, the last one's type (modifiers skipped), and whether
+/// a `->` follows (`*pos` then after it).
+fn bitoffset_of_field<'b>(
+    s: &[u8],
+    pos: &mut usize,
+    mut ty: &'b [u32],
+    btf: &'b dyn Btf,
+    ctx: &mut Ctx<'_, '_>,
+) -> PResult<(u32, u32, bool)> {
+    let mut bitoffs: u32 = 0;
+    loop {
+        let rest = &s[*pos..];
+        let sp = split_next_field(rest, ctx)?;
+        let name = &rest[..sp.as_ref().map_or(rest.len(), |sp| sp.name_end)];
+        let member = match find_struct_member(btf, ty, name) {
+            Err(_) => return Err(ctx.err(Code::BadBtfTid, ctx.offset)),
+            Ok(None) => return Err(ctx.err_at(errno::ENOENT, Code::NoBtfField, ctx.offset)),
+            Ok(Some(m)) => m,
+        };
+        bitoffs = bitoffs.wrapping_add(member.anon_offset);
+        if member.kflag {
+            bitoffs = bitoffs.wrapping_add(member_bit_offset(member.offset));
+            ctx.last.bitsize = member_bitfield_size(member.offset);
+        } else {
+            bitoffs = bitoffs.wrapping_add(member.offset);
+            ctx.last.bitsize = 0;
+        }
+        let Some((mid, mty)) = skip_modifiers(btf, member.ty) else {
+            return Err(ctx.err(Code::BadBtfTid, ctx.offset));
+        };
+        ty = mty;
+        match sp {
+            Some(sp) => {
+                ctx.offset += sp.next;
+                *pos += sp.next;
+                if sp.is_ptr {
+                    return Ok((bitoffs, mid, true));
+                }
+            }
+            None => {
+                // 6.12 adds `next - fieldname` with `next` NULL here (see
+                // the module documentation): as if `next` were the end of
+                // the name. 7.3 adds nothing.
+                if !ctx.dialect.keeps_offset_at_last_field() {
+                    ctx.offset += rest.len();
+                }
+                return Ok((bitoffs, mid, false));
+            }
+        }
+    }
+}
+
+/// The unwinding of a typecast (7.3 trace_probe.c:1765-1782), once what it
+/// casts has been parsed: `parse_btf_casttype()` of `cast` (the text
+/// between the parentheses, at `cast_offset` in the token), then the
+/// fields `fields` (at `fields_offset`) of that struct, the first one
+/// taken from what was fetched as if it pointed to the struct, or, with
+/// `,FIELD`, to that member of it (`container_of()`).
+pub(super) fn cast(
+    cast: &[u8],
+    cast_offset: usize,
+    fields: &[u8],
+    fields_offset: usize,
+    code: &mut Program,
+    ci: &mut usize,
+    ctx: &mut Ctx<'_, '_>,
+) -> PResult<()> {
+    ctx.btf.clear_struct();
+    ctx.offset = cast_offset;
+    let comma = cast.iter().position(|&c| c == b',');
+    let name = &cast[..comma.unwrap_or(cast.len())];
+    let Some(st) = ctx.btf.query_struct(name) else {
+        return Err(ctx.err(Code::NoPtrStrct, ctx.offset));
+    };
+    let record = st.btf.type_record(st.id).unwrap_or(&[]);
+    let mut prefix = 0;
+    if let Some(c) = comma {
+        ctx.offset += c + 1;
+        let mut pos = 0;
+        let (bitoffs, _, more) = bitoffset_of_field(&cast[c + 1..], &mut pos, record, st.btf, ctx)?;
+        if bitoffs % 8 != 0 {
+            return Err(ctx.err(Code::TypecastNotAligned, ctx.offset));
+        }
+        if more {
+            // The field option went past a `->`.
+            return Err(ctx.err(Code::TypecastBadArrow, ctx.offset - 2));
+        }
+        prefix = bitoffs / 8;
+    }
+    ctx.offset = fields_offset;
+    parse_field(fields, st.id, true, prefix, st.btf, code, ci, ctx)
 }
 
 /// The BTF and the type of what the argument fetches, if both are known.

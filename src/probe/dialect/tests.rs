@@ -444,3 +444,115 @@ fn simple_strtoul_overflow() {
     let (e, _, _) = error_on(&new, "p vfs_read $arg18446744073709551617");
     assert_eq!((e.errno, e.code()), (errno::ENOENT, Some(Code::NoBtfEntry)));
 }
+
+/// Typecasts (7.3, BTF arguments, function entry and exit): 7.3's
+/// selftest checks with its carets, and the casts its
+/// `btf_typecast_accepted.tc` defines, compiled to the programs a user
+/// would write by hand.
+#[test]
+fn typecasts() {
+    use crate::fake::{layout, FakeBtfEnv};
+    let env = InDialect(FakeBtfEnv::new(), Linux7_3);
+    let check_btf = |spec: &str, errno: i32, code: Code| {
+        let line = spec.replacen('^', "", 1);
+        let (e, at, _) = error_on(&env, &line);
+        assert_eq!((e.errno, e.code()), (errno, Some(code)), "{spec}");
+        assert_eq!(at, spec.find('^'), "{spec}: caret");
+    };
+    let inval = errno::EINVAL;
+    for (spec, errno, code) in [
+        ("p vfs_read arg1=(task_struct)file^", inval, Code::TypecastReqField),
+        (
+            concat!(
+                "p vfs_read arg1=(a)((b)((c)((d)((e)((f)((g)((h)(^(i)file->i)",
+                "->h)->g)->f)->e)->d)->c)->b)->a"
+            ),
+            errno::E2BIG,
+            Code::TooManyNested,
+        ),
+        ("p vfs_read arg1=(task_struct,^in_execve)file->comm", inval, Code::TypecastNotAligned),
+        ("p vfs_read arg1=(task_struct,^foo_bar)file->pid", errno::ENOENT, Code::NoBtfField),
+        ("p vfs_read arg1=(^task_struct1234)file->pid", inval, Code::NoPtrStrct),
+        ("p vfs_read arg1=(task_struct,se^->group_node)file->comm", inval, Code::TypecastBadArrow),
+        ("p vfs_read arg1=(task_struct,^->pid)file->comm", errno::ENOENT, Code::NoBtfField),
+        ("p vfs_read arg1=(task_struct,^.pid)file->comm", errno::ENOENT, Code::NoBtfField),
+        ("p vfs_read arg1=(task_struct,^.)file->comm", errno::ENOENT, Code::NoBtfField),
+        ("p vfs_read arg1=(task_struct)^@symbol+10->comm", inval, Code::TypecastSymOffset),
+        // Off function entry and exit: not available.
+        ("p vfs_read+8 arg1=^(task_struct)file->pid", errno::EOPNOTSUPP, Code::NosupBtfarg),
+        // The other shapes' errors.
+        ("p vfs_read arg1=(task_struct^", inval, Code::DerefOpenBrace),
+        ("p vfs_read arg1=(task_struct)^(file->pid", inval, Code::DerefOpenBrace),
+        ("p vfs_read arg1=(task_struct)(file)^", inval, Code::TypecastReqField),
+        ("p vfs_read arg1=(task_struct)^+8", inval, Code::DerefNeedBrace),
+        ("p vfs_read arg1=(task_struct)+8(file^", inval, Code::DerefOpenBrace),
+        ("p vfs_read arg1=(task_struct)+8(file)^", inval, Code::TypecastReqField),
+        ("p vfs_read arg1=(task_struct)file->^nope", errno::ENOENT, Code::NoBtfField),
+        ("p vfs_read arg1=(task_struct)file->pid->^x", inval, Code::NoPtrStrct),
+    ] {
+        check_btf(spec, errno, code);
+    }
+    let ops = |line: &str| -> Vec<Vec<(Op, i64)>> {
+        let p = parse_on(&env, line)
+            .unwrap_or_else(|e| panic!("{line}: {e:?}"))
+            .unwrap();
+        p.args
+            .iter()
+            .map(|a| a.program().map(|c| (c.op, c.offset)).collect())
+            .collect()
+    };
+    let same = |cast: &str, by_hand: &str| assert_eq!(ops(cast), ops(by_hand), "{cast}");
+    let name = i64::from(layout::DENTRY_D_NAME + layout::QSTR_NAME);
+    let dentry = i64::from(layout::FILE_F_PATH + layout::PATH_DENTRY);
+    let via = format!("+0(+{name}(+{dentry}($arg1))):string");
+    same(
+        "p vfs_read n=(file)file->f_path.dentry->d_name.name:string",
+        &format!("p vfs_read n={via}"),
+    );
+    same(
+        "p vfs_read n=(file)(file)->f_path.dentry->d_name.name:string",
+        &format!("p vfs_read n={via}"),
+    );
+    same(
+        "p vfs_read n=(dentry)((file)file->f_path.dentry)->d_name.name:string",
+        &format!("p vfs_read n={via}"),
+    );
+    // container_of(): f_mode relative to f_path.
+    let rel = i64::from(layout::FILE_F_MODE) - i64::from(layout::FILE_F_PATH);
+    assert_eq!(
+        ops("p vfs_read m=(file,f_path)file->f_mode")[0],
+        [(Op::Reg, 0), (Op::StMem, rel), (Op::End, 0)]
+    );
+    let pid = i64::from(layout::TASK_PID);
+    same(
+        "p vfs_read pid=(task_struct)$current->pid",
+        "p vfs_read pid=$current->pid",
+    );
+    let rel = pid - i64::from(layout::TASK_GROUP_LEADER);
+    assert_eq!(
+        ops("p vfs_read pid=(task_struct,group_leader)$current->pid")[0],
+        [(Op::Current, 0), (Op::StMem, rel), (Op::End, 0)]
+    );
+    // After a dereference and inside this_cpu_read(); at a return.
+    same(
+        "p vfs_read x=(task_struct)+8(%di)->pid",
+        &format!("p vfs_read x=+{pid}(+8(%di)):s32"),
+    );
+    same(
+        "p vfs_read x=this_cpu_read((task_struct)%di->pid)",
+        &format!("p vfs_read x=this_cpu_read(+{pid}(%di))"),
+    );
+    assert_eq!(
+        ops("r vfs_read x=(task_struct)$retval->pid")[0][0],
+        (Op::Retval, 0)
+    );
+    // The type comes from BTF: pid_t is s32.
+    let p = parse_on(&env, "p vfs_read (task_struct)file->pid")
+        .unwrap()
+        .unwrap();
+    assert_eq!(p.args[0].ty.get().name, "s32");
+    // 6.12 has no typecasts: no fetch method.
+    let old = InDialect(FakeBtfEnv::new(), Linux6_12);
+    let (e, _, _) = error_on(&old, "p vfs_read (task_struct)file->pid");
+    assert_eq!(e.code(), Some(Code::BadFetchArg));
+}
