@@ -14,6 +14,8 @@ QUICK=${2:-}
 quick_row() {
 	case "$1" in
 	'p' | 'p a=%di b=%si c=%dx d=%cx' | 'p u=+0(%di):u64' | 'p s=@linux_banner:string' | 'r r=$retval' | 'tracing_on=0 p') return 0 ;;
+	# 7.3's (skipped where the README does not show them).
+	'p a=$current->pid' | 'p a=this_cpu_read(@cpu_number):u32') return 0 ;;
 	*) return 1 ;;
 	esac
 }
@@ -129,6 +131,11 @@ while IFS= read -r row; do
 	fi
 	[ -z "$QUICK" ] || quick_row "$label" || continue
 	arch_row "$spec" "$mode" || continue
+	# Linux 7.3's syntax ($current, this_cpu_*(), typecasts): only where the
+	# README shows it.
+	case "$spec" in
+	*'$current'* | *this_cpu_* | *'=('*) grep -qF 'this_cpu_read(<fetcharg>)' README || continue ;;
+	esac
 	spec=$(echo "$spec" | arch_spec)
 	label=$(echo "$label" | arch_spec)
 	kind=${spec%% *}
@@ -164,6 +171,13 @@ p a=task->pid|at:__task_pid_nr_ns|p a=task->pid (BTF, on __task_pid_nr_ns)
 p a=+$PID_OFF(%di):s32|at:__task_pid_nr_ns|p a=+$PID_OFF(%di):s32 (on __task_pid_nr_ns)
 p s=task->real_parent->comm:string|at:__task_pid_nr_ns|p s=task->real_parent->comm:string (BTF, on __task_pid_nr_ns)
 p s=+$COMM_OFF(+$PARENT_OFF(%di)):string|at:__task_pid_nr_ns|p s=+$COMM_OFF(+$PARENT_OFF(%di)):string (on __task_pid_nr_ns)
+# Linux 7.3's: the current task, a field of it (BTF, and by hand), a
+# per-CPU variable, a typecast chain (and the hand-written row above).
+p a=\$current
+p a=\$current->pid
+p a=+$PID_OFF(\$current):s32
+p a=this_cpu_read(@cpu_number):u32
+p s=(task_struct)task->real_parent->comm:string|at:__task_pid_nr_ns|p s=(task_struct)task->real_parent->comm:string (typecast, on __task_pid_nr_ns)
 p s=@init_uts_ns:string
 p s=@linux_banner:string
 p u=+0(+112(%di)):ustring

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
-//! The fuzz body: parse → compile → run → print, on the fake kernel.
+//! The fuzz body: parse → compile → run → print, on the fake kernel, in
+//! both languages (6.12's, and 7.3's with BTF).
 //!
 //! `fuzz/fuzz_targets/probe.rs` calls [`run`] under libFuzzer (`make fuzz`);
 //! `cargo test` replays every input kept in `fuzz/corpus/probe/`. Whatever
@@ -12,8 +13,10 @@ use std::string::String;
 use std::vec;
 use std::vec::Vec;
 
-use crate::fake::{FakeEnv, FakeMachine};
-use crate::probe::command::{self, Tokens};
+use std::sync::OnceLock;
+
+use crate::fake::{FakeBtfEnv, FakeEnv, FakeMachine, InDialect};
+use crate::probe::command::{self, Env, Tokens};
 use crate::probe::dialect::Dialect;
 use crate::probe::error::caret_position;
 use crate::probe::fetch::store;
@@ -28,16 +31,31 @@ pub fn run(data: &[u8]) {
         Some(p) => (&data[..p], &data[p + 1..]),
         None => (data, &[][..]),
     };
-    let m = machine(machine_bytes);
+    let mut m = machine(machine_bytes);
+    // Each line in both languages: 6.12's on the fake kernel, 7.3's on the
+    // fake kernel with BTF (typecasts and `$current->...` need it).
+    static BTF: OnceLock<InDialect<FakeBtfEnv>> = OnceLock::new();
+    let new = BTF.get_or_init(|| InDialect(FakeBtfEnv::new(), Dialect::Linux7_3));
+    let old = InDialect(FakeEnv, Dialect::Linux6_12);
+    let envs: [&dyn Env; 2] = [&old, new];
+    for env in envs {
+        m.current = 0xffff_8880_0000_0000;
+        m.cpu_offset = 0x10;
+        run_on(text, env, &m);
+    }
+}
+
+/// The lines of `text` on `env`, the hits on `m`.
+fn run_on(text: &[u8], env: &dyn Env, m: &FakeMachine) {
     let mut tokens = Box::new(Tokens::new());
     for line in text.split(|&b| b == b'\n').take(4) {
         if line.first().is_some_and(|&c| c == b'-' || c == b'!') {
-            if let Ok(r) = Removal::parse(line, &mut tokens, Dialect::Linux6_12) {
+            if let Ok(r) = Removal::parse(line, &mut tokens, env.dialect()) {
                 assert!(r.group.is_some() || !r.event.is_empty());
             }
             continue;
         }
-        match command::parse(line, &mut tokens, &FakeEnv, Vec::new()) {
+        match command::parse(line, &mut tokens, env, Vec::new()) {
             Err(e) => {
                 if let Some((_, caret)) = e.log {
                     let len: usize = tokens.iter(line).map(|t| t.len() + 1).sum();
@@ -52,7 +70,7 @@ pub fn run(data: &[u8]) {
                 let head = head_size(p.is_return);
                 let mut buf = vec![0u8; 512];
                 let edata = vec![0x5au8; p.entry.data_size()];
-                let n = store(&p.args, p.size, &m, &edata, head, &mut buf);
+                let n = store(&p.args, p.size, m, &edata, head, &mut buf);
                 assert!(n <= buf.len());
                 for a in p.args.iter().filter(|a| a.dynamic) {
                     for j in 0..a.count.max(1) as usize {
@@ -74,7 +92,7 @@ pub fn run(data: &[u8]) {
                 } else {
                     Head::Kprobe { ip: 3 }
                 };
-                print_event(&mut s, p.event.as_bytes(), h, &p.args, &buf[..n], &m).unwrap();
+                print_event(&mut s, p.event.as_bytes(), h, &p.args, &buf[..n], m).unwrap();
                 readback(&mut s, &p, p.names(), 0, p.maxactive).unwrap();
                 print_fmt(&mut s, p.is_return, &p.args).unwrap();
                 assert_eq!(

@@ -54,6 +54,13 @@ DICT = [
     b"$retval->name:string", b"$retval->refcnt.counter", b"file.f_path", b"file-f_path",
     b"getname_flags", b"wake_up_new_task", b"p->comm:string", b"hrtimer_start_range_ns",
     b"mode", b"timer->function",
+    # Linux 7.3's: $current and its fields, per-CPU reads, typecasts.
+    b"$current->pid", b"$current->comm:string", b"$current->real_parent->tgid",
+    b"this_cpu_ptr(", b"this_cpu_read(", b"this_cpu_read(@runqueues)", b"this_cpu_ptr(%di)",
+    b"@this_cpu_off", b"@cpu_number", b"(task_struct)", b"(file)", b"(task_struct,pid)",
+    b"(task_struct,se.group_node)", b"(file,f_path)", b"(dentry)", b"(task_struct)file->pid",
+    b"(file)$retval->f_mode", b"(task_struct,group_leader)$current->pid", b"->pid", b"->comm",
+    b"(a)(", b")->", b",", b"+0(+0(+0(+0(+0(+0(+0(+0(+0(@0)))))))))",
 ]
 
 FUNCS = [b"vfs_read", b"kernel_clone", b"do_sys_openat2", b"dput", b"kfree", b"vfs_open", b"do_exit",

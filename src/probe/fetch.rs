@@ -39,7 +39,7 @@
 
 use super::arch::{Arch, StackArguments};
 use super::arg::Arg;
-use super::insn::{Bytes, Class, Insn, Op, Put, Shortcut, Space, Store};
+use super::insn::{Bytes, Chain, Class, Insn, Op, Put, Shortcut, Space, Store};
 
 /// Largest string copied (`MAX_STRING_SIZE`, `PATH_MAX`), NUL included.
 pub const MAX_STRING_SIZE: usize = 4096;
@@ -278,21 +278,21 @@ fn simple<M: Machine + ?Sized, S: Store>(
         && matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
         && usize::from(c1.size) == size
     {
-        let Some(v) = load(c0, m, edata) else {
-            return false;
-        };
-        match c1.op {
-            Op::StRaw => out.put_word(at, v.to_ne_bytes(), size),
-            _ => {
-                let space = if c1.op == Op::StMem {
-                    Space::Kernel
-                } else {
-                    Space::User
-                };
-                store_mem(out, at, m, space, c1, v)
+        // (`$current`, which `load` leaves out, goes on to the shortcut.)
+        if let Some(v) = load(c0, m, edata) {
+            match c1.op {
+                Op::StRaw => out.put_word(at, v.to_ne_bytes(), size),
+                _ => {
+                    let space = if c1.op == Op::StMem {
+                        Space::Kernel
+                    } else {
+                        Space::User
+                    };
+                    store_mem(out, at, m, space, c1, v)
+                }
             }
+            return true;
         }
-        return true;
     }
     match a.shortcut {
         Some(sc) => run_shortcut(a, sc, m, edata, at, size, out),
@@ -314,11 +314,15 @@ fn run_shortcut<M: Machine + ?Sized, S: Store>(
 ) -> bool {
     let (first, st) = (usize::from(sc.load), usize::from(sc.store));
     let (c0, c) = (a.insn(first), a.insn(st));
-    let Some(mut v) = load(c0, m, edata) else {
-        return false;
+    let mut v = match load(c0, m, edata) {
+        Some(v) => v,
+        // `shortcut()` takes no other load.
+        None if c0.op == Op::Current => m.current(),
+        None => return false,
     };
-    if sc.derefs {
-        // `shortcut()` checked: only dereferences. (On the opcode, as in
+    if sc.derefs != Chain::None {
+        // `shortcut()` checked: only dereferences, and with `Chain::PerCpu` per-CPU
+        // addresses. (On the opcode, as in
         // `simple`: the class costs the hit instructions here too.)
         let deref = |v: u64, d: &Insn| {
             let space = if d.op == Op::Deref {
@@ -330,9 +334,26 @@ fn run_shortcut<M: Machine + ?Sized, S: Store>(
         };
         // A chain in the program's head (most: `+8(+16(%di))` is three
         // instructions) as a slice, without looking up each one.
-        let r = match a.store.head().get(first + 1..st) {
-            Some(ds) => ds.iter().try_fold(v, deref),
-            None => (first + 1..st).map(|i| a.insn(i)).try_fold(v, deref),
+        let r = if sc.derefs == Chain::PerCpu {
+            // With a per-CPU address in it (7.3's `this_cpu_*()`): each
+            // op asked what it is, here only. (Inline: out of line, the
+            // call cost `this_cpu_read(@sym)` more than C's.)
+            let step = |v: u64, d: &Insn| {
+                if d.op == Op::CpuPtr {
+                    Ok(m.this_cpu_ptr(v))
+                } else {
+                    deref(v, d)
+                }
+            };
+            match a.store.head().get(first + 1..st) {
+                Some(ds) => ds.iter().try_fold(v, step),
+                None => (first + 1..st).map(|i| a.insn(i)).try_fold(v, step),
+            }
+        } else {
+            match a.store.head().get(first + 1..st) {
+                Some(ds) => ds.iter().try_fold(v, deref),
+                None => (first + 1..st).map(|i| a.insn(i)).try_fold(v, deref),
+            }
         };
         match r {
             Ok(w) => v = w,
@@ -388,7 +409,6 @@ fn load<M: Machine + ?Sized>(c: &Insn, m: &M, edata: &[u8]) -> Option<u64> {
         Op::Arg => kernel_argument(m, u32::from(c.param)),
         Op::Retval => m.retval(),
         Op::Imm => c.imm(),
-        Op::Current => m.current(),
         Op::Edata => {
             let off = c.offset as usize;
             edata
@@ -396,8 +416,11 @@ fn load<M: Machine + ?Sized>(c: &Insn, m: &M, edata: &[u8]) -> Option<u64> {
                 .and_then(|b| b.try_into().ok())
                 .map_or(0, u64::from_ne_bytes)
         }
-        // Not a value. (A default arm, not the list of the others: with the
-        // list, the compiler dispatches the values with more instructions.)
+        // Not a value, or `$current` (7.3), which the callers load
+        // themselves. (A default arm, not the list of the others: with the
+        // list, the compiler dispatches the values with more instructions;
+        // an arm for `$current`, or a call here for it, cost every register
+        // argument three instructions.)
         _ => return None,
     })
 }
@@ -562,6 +585,7 @@ fn run<M: Machine + ?Sized, S: Store>(
         }
         Class::Value(_) => match load(first, m, edata) {
             Some(v) => v,
+            None if first.op == Op::Current => m.current(),
             None => return,
         },
         // Not a load (a program the compiler did not emit): nothing stored.

@@ -50,11 +50,6 @@ pub enum Op {
     Data,
     /// Load the entry-data word at byte `offset` (`$argN` on a return probe).
     Edata,
-    /// Load the current task's address (`$current`, 7.3).
-    Current,
-    /// `val = this_cpu_ptr(val)`: the current CPU's address of the per-CPU
-    /// variable at `val` (`this_cpu_ptr()`, `this_cpu_read()`, 7.3).
-    CpuPtr,
     /// Placeholder for `@SYM[+|-offs]` (`data_start..+data_len`), resolved
     /// into the following [`Op::Imm`] when the probe is registered.
     Symbol,
@@ -82,6 +77,13 @@ pub enum Op {
     LpArray,
     /// End of program.
     End,
+    // Linux 7.3's, after the others: their discriminants unchanged, the
+    // hit path's dispatch on them compiles as before.
+    /// Load the current task's address (`$current`, 7.3).
+    Current,
+    /// `val = this_cpu_ptr(val)`: the current CPU's address of the per-CPU
+    /// variable at `val` (`this_cpu_ptr()`, `this_cpu_read()`, 7.3).
+    CpuPtr,
 }
 
 impl Op {
@@ -343,15 +345,30 @@ pub struct Shortcut {
     pub load: u8,
     /// Index of the store; the dereferences are between the two.
     pub store: u8,
-    /// There are dereferences.
-    pub derefs: bool,
+    /// What lies between the load and the store.
+    pub derefs: Chain,
     /// A bitfield follows the store.
     pub bitfield: bool,
 }
 
+/// What a [`Shortcut`] runs between its load and its store (one byte, as
+/// a `bool` took: a larger `Shortcut` cost every register argument three
+/// instructions on x86-64, in the loop that stores the arguments).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chain {
+    /// Nothing.
+    None,
+    /// Dereferences.
+    Derefs,
+    /// Dereferences and per-CPU addresses ([`Op::CpuPtr`], 7.3's
+    /// `this_cpu_*()`).
+    PerCpu,
+}
+
 /// The [`Shortcut`] of a program whose field is `size` bytes, if it has
 /// one: a value (a register, `$stackN`, `$stack`, `$argN`, `$retval`,
-/// `\5`, `@sym`, an entry-data word), any number of dereferences, then
+/// `\5`, `@sym`, an entry-data word, `$current`), any number of
+/// dereferences and per-CPU addresses, then
 /// stored as is, the memory it points to stored with the type's size
 /// (filling the field, with or without a bitfield), or the string it
 /// points to. So one and two dereferences, `symbol`, bitfields, `$argN` on
@@ -364,7 +381,13 @@ pub fn shortcut(code: &[Insn], size: usize) -> Option<Shortcut> {
         return None;
     }
     let mut store = load + 1;
-    while matches!(class(store), Class::Deref(_)) {
+    let mut cpu = false;
+    loop {
+        match class(store) {
+            Class::Deref(_) => {}
+            Class::CpuPtr => cpu = true,
+            _ => break,
+        }
         store += 1;
     }
     let c = code.get(store)?;
@@ -383,10 +406,17 @@ pub fn shortcut(code: &[Insn], size: usize) -> Option<Shortcut> {
     if class(store + 1 + usize::from(bitfield)) != Class::End {
         return None;
     }
+    let derefs = if cpu {
+        Chain::PerCpu
+    } else if store > load + 1 {
+        Chain::Derefs
+    } else {
+        Chain::None
+    };
     Some(Shortcut {
         load: load as u8,
         store: u8::try_from(store).ok()?,
-        derefs: store > load + 1,
+        derefs,
         bitfield,
     })
 }

@@ -163,8 +163,15 @@ pub fn processor_id() -> usize {
 /// [`PtRegs`] show that preemption is off, so the CPU stays the same.
 #[inline]
 pub fn this_cpu_ptr(ptr: usize, _regs: &PtRegs) -> usize {
+    #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
+    {
+        ptr.wrapping_add(x86_64::cpu_offset())
+    }
+    #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
     // SAFETY: no memory is accessed through `ptr`; preemption is off.
-    unsafe { bindings::kprobes_this_cpu_ptr(ptr) }
+    unsafe {
+        bindings::kprobes_this_cpu_ptr(ptr)
+    }
 }
 
 /// The address of the running task's `task_struct` (`current`), as a

@@ -461,7 +461,11 @@ fn typecasts() {
     };
     let inval = errno::EINVAL;
     for (spec, errno, code) in [
-        ("p vfs_read arg1=(task_struct)file^", inval, Code::TypecastReqField),
+        (
+            "p vfs_read arg1=(task_struct)file^",
+            inval,
+            Code::TypecastReqField,
+        ),
         (
             concat!(
                 "p vfs_read arg1=(a)((b)((c)((d)((e)((f)((g)((h)(^(i)file->i)",
@@ -470,25 +474,89 @@ fn typecasts() {
             errno::E2BIG,
             Code::TooManyNested,
         ),
-        ("p vfs_read arg1=(task_struct,^in_execve)file->comm", inval, Code::TypecastNotAligned),
-        ("p vfs_read arg1=(task_struct,^foo_bar)file->pid", errno::ENOENT, Code::NoBtfField),
-        ("p vfs_read arg1=(^task_struct1234)file->pid", inval, Code::NoPtrStrct),
-        ("p vfs_read arg1=(task_struct,se^->group_node)file->comm", inval, Code::TypecastBadArrow),
-        ("p vfs_read arg1=(task_struct,^->pid)file->comm", errno::ENOENT, Code::NoBtfField),
-        ("p vfs_read arg1=(task_struct,^.pid)file->comm", errno::ENOENT, Code::NoBtfField),
-        ("p vfs_read arg1=(task_struct,^.)file->comm", errno::ENOENT, Code::NoBtfField),
-        ("p vfs_read arg1=(task_struct)^@symbol+10->comm", inval, Code::TypecastSymOffset),
+        (
+            "p vfs_read arg1=(task_struct,^in_execve)file->comm",
+            inval,
+            Code::TypecastNotAligned,
+        ),
+        (
+            "p vfs_read arg1=(task_struct,^foo_bar)file->pid",
+            errno::ENOENT,
+            Code::NoBtfField,
+        ),
+        (
+            "p vfs_read arg1=(^task_struct1234)file->pid",
+            inval,
+            Code::NoPtrStrct,
+        ),
+        (
+            "p vfs_read arg1=(task_struct,se^->group_node)file->comm",
+            inval,
+            Code::TypecastBadArrow,
+        ),
+        (
+            "p vfs_read arg1=(task_struct,^->pid)file->comm",
+            errno::ENOENT,
+            Code::NoBtfField,
+        ),
+        (
+            "p vfs_read arg1=(task_struct,^.pid)file->comm",
+            errno::ENOENT,
+            Code::NoBtfField,
+        ),
+        (
+            "p vfs_read arg1=(task_struct,^.)file->comm",
+            errno::ENOENT,
+            Code::NoBtfField,
+        ),
+        (
+            "p vfs_read arg1=(task_struct)^@symbol+10->comm",
+            inval,
+            Code::TypecastSymOffset,
+        ),
         // Off function entry and exit: not available.
-        ("p vfs_read+8 arg1=^(task_struct)file->pid", errno::EOPNOTSUPP, Code::NosupBtfarg),
+        (
+            "p vfs_read+8 arg1=^(task_struct)file->pid",
+            errno::EOPNOTSUPP,
+            Code::NosupBtfarg,
+        ),
         // The other shapes' errors.
         ("p vfs_read arg1=(task_struct^", inval, Code::DerefOpenBrace),
-        ("p vfs_read arg1=(task_struct)^(file->pid", inval, Code::DerefOpenBrace),
-        ("p vfs_read arg1=(task_struct)(file)^", inval, Code::TypecastReqField),
-        ("p vfs_read arg1=(task_struct)^+8", inval, Code::DerefNeedBrace),
-        ("p vfs_read arg1=(task_struct)+8(file^", inval, Code::DerefOpenBrace),
-        ("p vfs_read arg1=(task_struct)+8(file)^", inval, Code::TypecastReqField),
-        ("p vfs_read arg1=(task_struct)file->^nope", errno::ENOENT, Code::NoBtfField),
-        ("p vfs_read arg1=(task_struct)file->pid->^x", inval, Code::NoPtrStrct),
+        (
+            "p vfs_read arg1=(task_struct)^(file->pid",
+            inval,
+            Code::DerefOpenBrace,
+        ),
+        (
+            "p vfs_read arg1=(task_struct)(file)^",
+            inval,
+            Code::TypecastReqField,
+        ),
+        (
+            "p vfs_read arg1=(task_struct)^+8",
+            inval,
+            Code::DerefNeedBrace,
+        ),
+        (
+            "p vfs_read arg1=(task_struct)+8(file^",
+            inval,
+            Code::DerefOpenBrace,
+        ),
+        (
+            "p vfs_read arg1=(task_struct)+8(file)^",
+            inval,
+            Code::TypecastReqField,
+        ),
+        (
+            "p vfs_read arg1=(task_struct)file->^nope",
+            errno::ENOENT,
+            Code::NoBtfField,
+        ),
+        (
+            "p vfs_read arg1=(task_struct)file->pid->^x",
+            inval,
+            Code::NoPtrStrct,
+        ),
     ] {
         check_btf(spec, errno, code);
     }
