@@ -185,7 +185,7 @@ pub(super) fn parse(
         return match field {
             Some(f) => {
                 ctx.offset += f;
-                parse_field(&v[f..], tid, true, 0, task.btf, code, ci, ctx)
+                parse_field(&v[f..], tid, Some(0), task.btf, code, ci, ctx)
             }
             None => Ok(()),
         };
@@ -253,7 +253,7 @@ pub(super) fn parse(
     match field {
         Some(f) => {
             ctx.offset += f;
-            parse_field(&v[f..], tid, false, 0, func.btf, code, ci, ctx)
+            parse_field(&v[f..], tid, None, func.btf, code, ci, ctx)
         }
         None => Ok(()),
     }
@@ -261,15 +261,14 @@ pub(super) fn parse(
 
 /// `parse_btf_field()` (trace_probe.c:531-610): the fields `s` of what
 /// type `tid` (a pointer to a struct or union) points to; one
-/// dereference per `->`. With `is_struct` (7.3: `$current` and typecasts,
-/// whose `struct_btf` is set), `tid` is the struct itself for the first
-/// field, whose offset is then taken `prefix` bytes lower (a cast's
-/// `,FIELD`).
+/// dereference per `->`. With `from_struct` (7.3: `$current` and
+/// typecasts, whose `struct_btf` is set), `tid` is the struct itself for
+/// the first field, whose offset is then taken that many bytes lower (a
+/// cast's `,FIELD`).
 fn parse_field(
     s: &[u8],
     mut tid: u32,
-    is_struct: bool,
-    prefix: u32,
+    from_struct: Option<u32>,
     btf: &dyn Btf,
     code: &mut Program,
     ci: &mut usize,
@@ -279,7 +278,8 @@ fn parse_field(
     let mut first = true;
     loop {
         let mut ty = btf.type_record(tid).unwrap_or(&[]);
-        if !(first && is_struct) {
+        let prefix = from_struct.filter(|_| first);
+        if prefix.is_none() {
             // One `->`: from a pointer to the struct it points to.
             if kind_of(ty) != kind::PTR {
                 return Err(ctx.err(Code::NoPtrStrct, ctx.offset));
@@ -291,10 +291,7 @@ fn parse_field(
         }
         let (bitoffs, mid, more) = bitoffset_of_field(s, &mut pos, ty, btf, ctx)?;
         tid = mid;
-        let mut offset = i64::from(bitoffs / 8);
-        if first && is_struct {
-            offset -= i64::from(prefix);
-        }
+        let offset = i64::from(bitoffs / 8) - i64::from(prefix.unwrap_or(0));
         first = false;
         advance(ci, ctx)?;
         set(
@@ -406,7 +403,7 @@ pub(super) fn cast(
         prefix = bitoffs / 8;
     }
     ctx.offset = fields_offset;
-    parse_field(fields, st.id, true, prefix, st.btf, code, ci, ctx)
+    parse_field(fields, st.id, Some(prefix), st.btf, code, ci, ctx)
 }
 
 /// The BTF and the type of what the argument fetches, if both are known.
