@@ -186,7 +186,7 @@ lane_b() {
 			bash "$ROOT/scripts/bench-create.sh" --check
 	fi
 	if [ -e "$ROOT/build/test-7.3/bzImage" ] && [ -e "$ROOT/build/ref-7.3/bzImage" ]; then
-		step "vm test-7.3+ref-7.3: 20,000 hostile lines, C 7.3 as the oracle (those with a typecast counted, not compared)" \
+		step "vm test-7.3+ref-7.3: 20,000 hostile lines, C 7.3 as the oracle" \
 			bash "$ROOT/scripts/hostile.sh" 7.3
 	fi
 	if [ -e "$ROOT/build/ref-7.3/bzImage" ]; then
