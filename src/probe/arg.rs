@@ -768,19 +768,7 @@ fn parse_deref(
     let arg_pos = if sign == b'+' { digits_start } else { a };
     ctx.offset += (paren + 1 - arg_pos) + usize::from(arg_first != b'-');
     let inner = paren + 1;
-    let Some(close) = body[inner..hi]
-        .iter()
-        .rposition(|&c| c == b')')
-        .map(|p| inner + p)
-    else {
-        return Err(ctx.err(Code::DerefOpenBrace, ctx.offset + (hi - inner)));
-    };
-    let cur_offs = ctx.offset;
-    parse_nested(body, inner, close, code, ci, ctx)?;
-    ctx.offset = cur_offs;
-    if matches!(op_at(code, *ci).class(), Class::Bytes(_)) {
-        return Err(ctx.err(Code::CommCantDeref, ctx.offset));
-    }
+    parse_deref_inner(body, inner, hi, code, ci, ctx)?;
     advance(ci, ctx)?;
     set(
         code,
@@ -891,6 +879,35 @@ fn parse_typecast(
     )
 }
 
+/// What a dereference or a `this_cpu_*()` reads from: `body[inner..hi]` up
+/// to its last `)`, parsed one level deeper, the caret back where the
+/// prefix left it; `$comm` and immediate strings have no address (C's
+/// `STATE_DEREF`, parsed and unwound alike for both, trace_probe.c
+/// :1542-1585, :359-400, :1731-1764).
+fn parse_deref_inner(
+    body: &[u8],
+    inner: usize,
+    hi: usize,
+    code: &mut Program,
+    ci: &mut usize,
+    ctx: &mut Ctx<'_, '_>,
+) -> PResult<()> {
+    let Some(close) = body[inner..hi]
+        .iter()
+        .rposition(|&c| c == b')')
+        .map(|p| inner + p)
+    else {
+        return Err(ctx.err(Code::DerefOpenBrace, ctx.offset + (hi - inner)));
+    };
+    let cur_offs = ctx.offset;
+    parse_nested(body, inner, close, code, ci, ctx)?;
+    ctx.offset = cur_offs;
+    if matches!(op_at(code, *ci).class(), Class::Bytes(_)) {
+        return Err(ctx.err(Code::CommCantDeref, ctx.offset));
+    }
+    Ok(())
+}
+
 /// The expression inside a prefix, one level deeper.
 fn parse_nested(
     body: &[u8],
@@ -929,19 +946,7 @@ fn parse_this_cpu(
     };
     ctx.offset += prefix;
     let inner = lo + prefix;
-    let Some(close) = body[inner..hi]
-        .iter()
-        .rposition(|&c| c == b')')
-        .map(|p| inner + p)
-    else {
-        return Err(ctx.err(Code::DerefOpenBrace, ctx.offset + (hi - inner)));
-    };
-    let cur_offs = ctx.offset;
-    parse_nested(body, inner, close, code, ci, ctx)?;
-    ctx.offset = cur_offs;
-    if matches!(op_at(code, *ci).class(), Class::Bytes(_)) {
-        return Err(ctx.err(Code::CommCantDeref, ctx.offset));
-    }
+    parse_deref_inner(body, inner, hi, code, ci, ctx)?;
     if at(body, inner) != b'@' {
         advance(ci, ctx)?;
     }
