@@ -61,11 +61,12 @@ step "series 7.3: checkpatch --strict, git am gives the built tree" env RKPE_KVE
 # The VM stages run in two lanes at once: a guest mostly keeps one of its two
 # virtual CPUs busy, so two guests share the two host CPUs (each stage runs
 # about 1.5x slower, the pair about 1.33x faster than one after the other).
-# Lane A: `test`, `ref`, and on `debug` half of ftracetest and the own
-# tests; lane B: the rest of `debug`, then the benchmark check on `ref`. Each lane's output is shown when it
-# ends. The runs of C alone (`ref`, vm.sh --c-only) are replayed when C,
-# the tests and the harness are unchanged since they last passed: the
-# summary says how many.
+# Lane A: `test`, `ref`, C 7.3's ftracetest and client tools, and on
+# `debug` half of ftracetest and the own tests; lane B: the rest of `debug`,
+# arm64, the rest of 7.3, then the benchmark checks (about 22 and 21 minutes
+# of a warm run). Each lane's output is shown when it ends. The runs of C
+# alone (`ref`, vm.sh --c-only) are replayed when C, the tests and the
+# harness are unchanged since they last passed: the summary says how many.
 # Every program the guests take from build/bin, before the lanes: the
 # initramfs then has the same content whichever lane gets where first.
 bash "$ROOT/scripts/guest-bins.sh"
@@ -110,6 +111,7 @@ lane_a() {
 	if [ -e "$ROOT/build/ref-7.3/bzImage" ]; then
 		step "vm ref-7.3: 7.3's upstream ftracetest kprobe+dynevent on C 7.3 with the 7.3 series" \
 			bash "$ROOT/scripts/ftracetest.sh" ref-7.3
+		step "vm ref-7.3: client tools on C 7.3" bash "$ROOT/scripts/tools.sh" ref-7.3
 	fi
 	if [ -e "$ROOT/build/debug/bzImage" ]; then
 		# Both halves on QEMU 10: QEMU 7.2's multi-threaded TCG can keep
@@ -166,7 +168,6 @@ lane_b() {
 	fi
 	if [ -e "$ROOT/build/ref-7.3/bzImage" ]; then
 		step "vm ref-7.3: own .tc tests marked c-too, on C 7.3" bash "$ROOT/scripts/owntests.sh" ref-7.3
-		step "vm ref-7.3: client tools on C 7.3" bash "$ROOT/scripts/tools.sh" ref-7.3
 		step "vm ref-7.3: differential, C 7.3 vs module on the same specs" \
 			bash "$ROOT/scripts/differential.sh" ref-7.3
 	fi
@@ -200,8 +201,8 @@ LANE=a lane_a > "$R/lane-a.log" 2>&1 &
 pa=$!
 LANE=b lane_b > "$R/lane-b.log" 2>&1 &
 pb=$!
-wait $pa; echo "=== lane A (test, ref, half of ftracetest and the own tests on debug):"; cat "$R/lane-a.log"
-wait $pb; echo "=== lane B (debug, arm64, then the benchmark on ref):"; cat "$R/lane-b.log"
+wait $pa; echo "=== lane A (test, ref, C 7.3's ftracetest and tools, half of debug):"; cat "$R/lane-a.log"
+wait $pb; echo "=== lane B (debug, arm64, 7.3, then the benchmarks):"; cat "$R/lane-b.log"
 
 passed=$(grep -c '^ok ' "$R/outcomes") failed=$(grep -c '^FAILED ' "$R/outcomes")
 [ -s "$R/reasons" ] && cat "$R/reasons"
