@@ -9,7 +9,7 @@ use std::vec::Vec;
 use crate::fake::FakeEnv;
 use crate::probe::arch::Arch;
 use crate::probe::btf::{record_words, Btf, Func};
-use crate::probe::command::Env;
+use crate::probe::env::Env;
 
 /// Raw BTF (the uapi format, little-endian): its records by id and its
 /// string section.

@@ -10,8 +10,9 @@ use std::vec::Vec;
 use crate::probe::arch::{Arch, X86_64};
 use crate::probe::arg::{Arg, Parsed};
 use crate::probe::btf::{self, kind, Btf, Func};
-use crate::probe::command::{self, ArgList, Env, NoMemory, Probe, Tokens};
+use crate::probe::command::{self, ArgList, NoMemory, Probe, Tokens};
 use crate::probe::dialect::Dialect;
+use crate::probe::env::Env;
 use crate::probe::error::{caret_position, errno, ParseError};
 
 /// Symbols and what the kernel would say about them.

@@ -16,8 +16,9 @@ use std::vec::Vec;
 use std::sync::OnceLock;
 
 use crate::fake::{FakeBtfEnv, FakeEnv, FakeMachine, InDialect};
-use crate::probe::command::{self, Env, Tokens};
+use crate::probe::command::{self, Tokens};
 use crate::probe::dialect::Dialect;
+use crate::probe::env::Env;
 use crate::probe::error::caret_position;
 use crate::probe::fetch::store;
 use crate::probe::format::{fields, head_size, print_fmt, readback};

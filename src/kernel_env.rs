@@ -22,8 +22,9 @@ use kernel::{
 
 use crate::probe::{
     arch::{self, Arch},
-    command::{split_module, Env},
+    command::split_module,
     dialect::Dialect,
+    env::Env,
     error::errno,
     fetch, output, text,
 };

@@ -10,12 +10,13 @@
 //! compiled into an `insn` program and typed by `types`); `format` lays out
 //! the record and the `format` file, and on a hit `fetch` runs the programs
 //! and `output` prints the trace text. `error` is C's table of error codes
-//! and texts, `arch` the architecture's registers and bounds, `text` the
+//! and texts, `env` what the parse asks of the kernel, `arch` the
+//! architecture's registers and bounds, `text` the
 //! bounded strings that carry C's bytes through `core::fmt`, `btf` what
 //! the language reads of the kernel's BTF when it is built with BTF
 //! arguments (parameter names, their fields and types).
 //!
-//! The kernel answers the language's questions through the `command::Env`
+//! The kernel answers the language's questions through the `env::Env`
 //! and `fetch::Machine` traits; the host tests answer them with a fake
 //! kernel and machine (`host/`). The `vectors` test compares the parser with
 //! C's answers to the specs of `tests/vectors/specs.txt`, recorded in
@@ -29,6 +30,7 @@ pub mod arg;
 pub mod btf;
 pub mod command;
 pub mod dialect;
+pub mod env;
 pub mod error;
 pub mod fetch;
 pub mod format;

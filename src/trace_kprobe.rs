@@ -100,7 +100,8 @@ use kernel::{
 
 use crate::kernel_env::{self, cstring, KernelEnv, Raw};
 use crate::probe::{
-    command::{self, ArgList, Env, Names, Place as SpecPlace, Tokens},
+    command::{self, ArgList, Names, Place as SpecPlace, Tokens},
+    env::Env,
     error::{caret_position, errno, Code, ParseError},
     format,
     removal::{check_append, Removal},

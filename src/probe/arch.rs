@@ -7,7 +7,7 @@
 //!
 //! [`NATIVE`] is the table of the architecture the code is built for: the
 //! kernel's environment and machine give it to the parser
-//! ([`Env::arch`](super::command::Env::arch)) and the interpreter
+//! ([`Env::arch`](super::env::Env::arch)) and the interpreter
 //! ([`Machine::arch`](super::fetch::Machine::arch)); host tests can give
 //! any. The kernel side checks every register offset against its
 //! `struct pt_regs` at build time (`src/kernel_env.rs`).

@@ -5,7 +5,7 @@
 //! A faithful re-statement of `traceprobe_parse_probe_arg()` and what it
 //! calls (trace_probe.c:1053-1629): the same programs, the same error
 //! codes, the same caret offsets. Built with BTF arguments
-//! ([`Env::btf_args`](super::command::Env::btf_args)), names of function
+//! ([`Env::btf_args`](super::env::Env::btf_args)), names of function
 //! parameters, their fields and a typed `$retval` go through `btf_arg`
 //! (`parse_btf_arg()` and its helpers); without, the language is C's
 //! without `CONFIG_PROBE_EVENTS_BTF_ARGS`. C edits the
@@ -36,6 +36,9 @@ use super::text::{is_alpha, is_good_name, Str};
 use super::types::{self, TypeId};
 
 mod btf_arg;
+mod program;
+
+use program::ProgramBuilder;
 
 pub use btf_arg::{BtfContext, LastType};
 
@@ -349,11 +352,11 @@ pub struct Ctx<'a, 'e> {
     pub entry: &'a mut EntryArgs,
     /// The largest `$stackN` and `$argN` ([`Env::stack_words`]).
     ///
-    /// [`Env::stack_words`]: super::command::Env::stack_words
+    /// [`Env::stack_words`]: super::env::Env::stack_words
     pub max_stack: u64,
     /// The architecture's registers ([`Env::arch`]).
     ///
-    /// [`Env::arch`]: super::command::Env::arch
+    /// [`Env::arch`]: super::env::Env::arch
     pub arch: &'static Arch,
     /// The probed function's BTF, looked up once for the probe
     /// (`ctx->funcname`, `ctx->btf`, `ctx->proto`, `ctx->params`).
@@ -474,12 +477,11 @@ fn parse_body(
             code: [Insn::NOP; FETCH_INSN_MAX],
         },
     };
-    arg.store.code[FETCH_INSN_MAX - 1] = Insn::new(Op::End);
-    let mut ci = 0;
+    let mut p = ProgramBuilder::new();
     ctx.last = LastType::default();
     ctx.btf.clear_struct();
     ctx.depth = 0;
-    parse_fetch(body, 0, split.fetch_end, &mut arg.store.code, &mut ci, ctx)?;
+    parse_fetch(body, 0, split.fetch_end, &mut p, ctx)?;
     let ty_text = split.ty_text.map(|(a, b)| &body[a..b]);
     // The storing type from BTF (trace_probe.c:1493-1503).
     match ty_text {
@@ -489,7 +491,7 @@ fn parse_body(
             }
         }
         Some(t) if t.windows(6).any(|w| w == b"string") => {
-            btf_arg::prepare_string(t, &mut arg.store.code, &mut ci, ctx)?;
+            btf_arg::prepare_string(t, &mut p, ctx)?;
         }
         Some(_) => {}
     }
@@ -499,19 +501,9 @@ fn parse_body(
     if *size > MAX_PROBE_EVENT_SIZE {
         return Err(ctx.err_at(errno::E2BIG, Code::EventTooBig, ctx.offset));
     }
-    finalize(&mut arg, ci, ty_text, split.ty_offset, ctx)?;
-    // `@SYM`: the placeholder's name moves into its immediate, and the
-    // program starts with the load. C keeps a `FETCH_NOP_SYMBOL` that the
-    // interpreter skips on every hit (trace_probe.c:1200-1215,
-    // process_fetch_insn()); the op count (`TOO_MANY_OPS`) was taken above
-    // as C takes it. `resolve_symbols()` fills the immediate in.
-    if arg.store.code[0].op == Op::Symbol && arg.store.code[1].op == Op::Imm {
-        let sym = arg.store.code[0];
-        arg.store.code.copy_within(1.., 0);
-        arg.store.code[0].data_start = sym.data_start;
-        arg.store.code[0].data_len = sym.data_len;
-        arg.store.code[0].param = Insn::SYMBOL;
-    }
+    finalize(&mut arg, &mut p, ty_text, split.ty_offset, ctx)?;
+    p.fold_symbol();
+    arg.store.code = p.finish();
     arg.shortcut = shortcut(&arg.store.code, arg.size());
     Ok(arg)
 }
@@ -584,71 +576,75 @@ fn parse_type(body: &[u8], ctx: &Ctx<'_, '_>) -> PResult<TypeSplit> {
     })
 }
 
-/// Moves to the next slot: C's `if (++code == end)`, `end` being the last
-/// slot, which holds the terminating `End`.
-fn advance(ci: &mut usize, ctx: &Ctx<'_, '_>) -> PResult<()> {
-    *ci += 1;
-    if *ci >= FETCH_INSN_MAX - 1 {
-        return Err(ctx.err(Code::TooManyOps, ctx.offset));
-    }
-    Ok(())
-}
-
-fn set(code: &mut Program, ci: usize, insn: Insn) {
-    if let Some(slot) = code.get_mut(ci) {
-        *slot = insn;
-    }
-}
-
-fn op_at(code: &Program, ci: usize) -> Op {
-    code.get(ci).map_or(Op::End, |i| i.op)
-}
-
 /// `this_cpu_ptr(`, and `this_cpu_read(`'s length.
 const THIS_CPU_PTR: &[u8] = b"this_cpu_ptr(";
 const THIS_CPU_READ: &[u8] = b"this_cpu_read(";
+
+/// A prefix that encloses an expression one level deeper: a dereference
+/// `+|-[u]OFF(`, a typecast `(STRUCT[,FIELD])` and a per-CPU access
+/// `this_cpu_ptr(`/`this_cpu_read(` (7.3's `STATE_DEREF`,
+/// `STATE_TYPECAST` and `STATE_THIS_CPU_*`). Each is one level of the same
+/// stack, under the dialect's one limit ([`Dialect::max_nested`]).
+#[derive(Clone, Copy)]
+enum Level {
+    /// `+|-[u]OFF(FETCHARG)`, with its sign.
+    Deref(u8),
+    /// `(STRUCT[,FIELD])...->FIELD`.
+    Typecast,
+    /// `this_cpu_ptr(FETCHARG)` or, `read`, `this_cpu_read(FETCHARG)`.
+    ThisCpu { read: bool },
+}
+
+impl Level {
+    /// The level `s` opens in `dialect`, if any.
+    fn of(s: &[u8], dialect: Dialect) -> Option<Self> {
+        match at(s, 0) {
+            sign @ (b'+' | b'-') => Some(Self::Deref(sign)),
+            b'(' if dialect.has_typecasts() => Some(Self::Typecast),
+            _ if dialect.has_this_cpu() && s.starts_with(THIS_CPU_PTR) => {
+                Some(Self::ThisCpu { read: false })
+            }
+            _ if dialect.has_this_cpu() && s.starts_with(THIS_CPU_READ) => {
+                Some(Self::ThisCpu { read: true })
+            }
+            _ => None,
+        }
+    }
+}
 
 /// `parse_probe_arg()`, trace_probe.c:1053-1223 (6.12); in 7.3
 /// `parse_probe_arg_nested()`, `parse_probe_arg_leaf()` and
 /// `unwind_parse_states()` (trace_probe.c:1637-1807), the same steps in a
 /// loop over a stack of prefixes where 6.12 recursed (as this does): the
-/// fetch expression `body[lo..hi]`, emitted from slot `*ci` on.
+/// fetch expression `body[lo..hi]`, emitted into `p` from the slot it is
+/// filling.
 fn parse_fetch(
     body: &[u8],
     lo: usize,
     hi: usize,
-    code: &mut Program,
-    ci: &mut usize,
+    p: &mut ProgramBuilder,
     ctx: &mut Ctx<'_, '_>,
 ) -> PResult<()> {
     let s = &body[lo..hi];
-    let this_cpu =
-        ctx.dialect.has_this_cpu() && (s.starts_with(THIS_CPU_PTR) || s.starts_with(THIS_CPU_READ));
-    let typecast = ctx.dialect.has_typecasts() && at(s, 0) == b'(';
-    if matches!(at(s, 0), b'+' | b'-') || this_cpu || typecast {
-        // A prefix that nests: 7.3 counts them (trace_probe.c:1649-1653).
+    if let Some(level) = Level::of(s, ctx.dialect) {
+        // 7.3 counts the levels (trace_probe.c:1649-1653).
         if ctx.dialect.max_nested().is_some_and(|m| ctx.depth >= m) {
             return Err(ctx.err_at(errno::E2BIG, Code::TooManyNested, ctx.offset));
         }
-    }
-    if this_cpu {
-        return parse_this_cpu(body, lo, hi, code, ci, ctx);
-    }
-    if typecast {
-        return parse_typecast(body, lo, hi, code, ci, ctx);
+        return match level {
+            Level::Deref(sign) => parse_deref(body, lo, hi, sign, p, ctx),
+            Level::Typecast => parse_typecast(body, lo, hi, p, ctx),
+            Level::ThisCpu { read } => parse_this_cpu(body, lo, hi, read, p, ctx),
+        };
     }
     match at(s, 0) {
-        b'$' => parse_var(s, code, ci, ctx)?,
+        b'$' => parse_var(s, p, ctx)?,
         b'%' => match ctx.arch.register_offset(&s[1..]) {
-            Some(off) => set(
-                code,
-                *ci,
-                Insn {
-                    // A pt_regs offset (below 256).
-                    param: off as u16,
-                    ..Insn::new(Op::Reg)
-                },
-            ),
+            Some(off) => p.set(Insn {
+                // A pt_regs offset (below 256).
+                param: off as u16,
+                ..Insn::new(Op::Reg)
+            }),
             None => return Err(ctx.err(Code::BadRegName, ctx.offset)),
         },
         b'@' => {
@@ -656,7 +652,7 @@ fn parse_fetch(
                 let Ok(addr) = kstrtoul(&s[1..], 0) else {
                     return Err(ctx.err(Code::BadMemAddr, ctx.offset));
                 };
-                set(code, *ci, Insn::load_imm(addr));
+                p.set(Insn::load_imm(addr));
             } else if at(s, 1) == b'+' {
                 // (The dialect's text: "with kprobe" in 6.12, "for kernel
                 // probes" in 7.3.)
@@ -664,37 +660,26 @@ fn parse_fetch(
             } else {
                 // Resolved at registration (traceprobe_update_arg()).
                 let (start, len) = (lo + 1, hi - lo - 1);
-                set(
-                    code,
-                    *ci,
-                    Insn {
-                        data_start: start as u8,
-                        data_len: len as u8,
-                        ..Insn::new(Op::Symbol)
-                    },
-                );
-                advance(ci, ctx)?;
-                set(code, *ci, Insn::new(Op::Imm));
+                p.set(Insn {
+                    data_start: start as u8,
+                    data_len: len as u8,
+                    ..Insn::new(Op::Symbol)
+                });
+                p.push(Insn::new(Op::Imm), errno::EINVAL, ctx)?;
             }
-            advance(ci, ctx)?;
-            set(code, *ci, Insn::new(Op::Deref));
+            p.push(Insn::new(Op::Deref), errno::EINVAL, ctx)?;
         }
-        sign @ (b'+' | b'-') => parse_deref(body, lo, hi, sign, code, ci, ctx)?,
         b'\\' => {
             if at(s, 1) == b'"' {
                 let text = &s[2..];
                 if text.last() != Some(&b'"') {
                     return Err(ctx.err(Code::ImmstrNoClose, ctx.offset + 2 + text.len()));
                 }
-                set(
-                    code,
-                    *ci,
-                    Insn {
-                        data_start: (lo + 2) as u8,
-                        data_len: (text.len() - 1) as u8,
-                        ..Insn::new(Op::Data)
-                    },
-                );
+                p.set(Insn {
+                    data_start: (lo + 2) as u8,
+                    data_len: (text.len() - 1) as u8,
+                    ..Insn::new(Op::Data)
+                });
             } else {
                 let v = &s[1..];
                 let imm = match at(v, 0) {
@@ -704,7 +689,7 @@ fn parse_fetch(
                     _ => None,
                 };
                 match imm {
-                    Some(imm) => set(code, *ci, Insn::load_imm(imm)),
+                    Some(imm) => p.set(Insn::load_imm(imm)),
                     None => return Err(ctx.err(Code::BadImm, ctx.offset + 1)),
                 }
             }
@@ -718,11 +703,11 @@ fn parse_fetch(
                 // Built without BTF arguments: the stub of parse_btf_arg().
                 return Err(ctx.err_at(errno::EOPNOTSUPP, Code::NosupBtfarg, ctx.offset));
             }
-            btf_arg::parse(s, code, ci, ctx)?;
+            btf_arg::parse(s, p, ctx)?;
         }
         _ => {}
     }
-    if op_at(code, *ci) == Op::Nop {
+    if p.op() == Op::Nop {
         return Err(ctx.err(Code::BadFetchArg, ctx.offset));
     }
     Ok(())
@@ -734,8 +719,7 @@ fn parse_deref(
     lo: usize,
     hi: usize,
     sign: u8,
-    code: &mut Program,
-    ci: &mut usize,
+    p: &mut ProgramBuilder,
     ctx: &mut Ctx<'_, '_>,
 ) -> PResult<()> {
     // C moves the sign over the `u` and continues from there: `a` is where
@@ -768,16 +752,15 @@ fn parse_deref(
     let arg_pos = if sign == b'+' { digits_start } else { a };
     ctx.offset += (paren + 1 - arg_pos) + usize::from(arg_first != b'-');
     let inner = paren + 1;
-    parse_deref_inner(body, inner, hi, code, ci, ctx)?;
-    advance(ci, ctx)?;
-    set(
-        code,
-        *ci,
+    parse_deref_inner(body, inner, hi, p, ctx)?;
+    p.push(
         Insn {
             offset,
             ..Insn::new(op)
         },
-    );
+        errno::EINVAL,
+        ctx,
+    )?;
     // What the dereference reads has no BTF type.
     ctx.last.ty = None;
     Ok(())
@@ -809,8 +792,7 @@ fn parse_typecast(
     body: &[u8],
     lo: usize,
     hi: usize,
-    code: &mut Program,
-    ci: &mut usize,
+    p: &mut ProgramBuilder,
     ctx: &mut Ctx<'_, '_>,
 ) -> PResult<()> {
     if !ctx.btf.enabled() || !(ctx.flags.is_function_entry() || ctx.flags.is_function_return()) {
@@ -866,15 +848,14 @@ fn parse_typecast(
             _ => return Err(ctx.err(Code::TypecastReqField, ctx.offset + rest.len())),
         }
     };
-    parse_nested(body, lo + t + inner.0, lo + t + inner.1, code, ci, ctx)?;
+    parse_nested(body, lo + t + inner.0, lo + t + inner.1, p, ctx)?;
     let fields_at = t + fields;
     btf_arg::cast(
         &s[1..cast_end],
         orig + 1,
         &s[fields_at..],
         orig + fields_at,
-        code,
-        ci,
+        p,
         ctx,
     )
 }
@@ -888,8 +869,7 @@ fn parse_deref_inner(
     body: &[u8],
     inner: usize,
     hi: usize,
-    code: &mut Program,
-    ci: &mut usize,
+    p: &mut ProgramBuilder,
     ctx: &mut Ctx<'_, '_>,
 ) -> PResult<()> {
     let Some(close) = body[inner..hi]
@@ -900,9 +880,9 @@ fn parse_deref_inner(
         return Err(ctx.err(Code::DerefOpenBrace, ctx.offset + (hi - inner)));
     };
     let cur_offs = ctx.offset;
-    parse_nested(body, inner, close, code, ci, ctx)?;
+    parse_nested(body, inner, close, p, ctx)?;
     ctx.offset = cur_offs;
-    if matches!(op_at(code, *ci).class(), Class::Bytes(_)) {
+    if matches!(p.op().class(), Class::Bytes(_)) {
         return Err(ctx.err(Code::CommCantDeref, ctx.offset));
     }
     Ok(())
@@ -913,12 +893,11 @@ fn parse_nested(
     body: &[u8],
     lo: usize,
     hi: usize,
-    code: &mut Program,
-    ci: &mut usize,
+    p: &mut ProgramBuilder,
     ctx: &mut Ctx<'_, '_>,
 ) -> PResult<()> {
     ctx.depth += 1;
-    let r = parse_fetch(body, lo, hi, code, ci, ctx);
+    let r = parse_fetch(body, lo, hi, p, ctx);
     ctx.depth -= 1;
     r
 }
@@ -934,11 +913,10 @@ fn parse_this_cpu(
     body: &[u8],
     lo: usize,
     hi: usize,
-    code: &mut Program,
-    ci: &mut usize,
+    read: bool,
+    p: &mut ProgramBuilder,
     ctx: &mut Ctx<'_, '_>,
 ) -> PResult<()> {
-    let read = body[lo..hi].starts_with(THIS_CPU_READ);
     let prefix = if read {
         THIS_CPU_READ.len()
     } else {
@@ -946,22 +924,22 @@ fn parse_this_cpu(
     };
     ctx.offset += prefix;
     let inner = lo + prefix;
-    parse_deref_inner(body, inner, hi, code, ci, ctx)?;
+    parse_deref_inner(body, inner, hi, p, ctx)?;
+    // For `@ADDR` or `@SYM`, in place of its dereference.
     if at(body, inner) != b'@' {
-        advance(ci, ctx)?;
+        p.advance(errno::EINVAL, ctx)?;
     }
-    set(code, *ci, Insn::new(Op::CpuPtr));
+    p.set(Insn::new(Op::CpuPtr));
     ctx.last.ty = None;
     if read {
-        advance(ci, ctx)?;
-        set(code, *ci, Insn::new(Op::Deref));
+        p.push(Insn::new(Op::Deref), errno::EINVAL, ctx)?;
     }
     Ok(())
 }
 
 /// `$`-variables, `parse_probe_vars()` (trace_probe.c:913-1025; 7.3
 /// :1391-1433, which adds `$current`). `s` starts at the `$`.
-fn parse_var(s: &[u8], code: &mut Program, ci: &mut usize, ctx: &mut Ctx<'_, '_>) -> PResult<()> {
+fn parse_var(s: &[u8], p: &mut ProgramBuilder, ctx: &mut Ctx<'_, '_>) -> PResult<()> {
     let v = &s[1..];
     // A number that does not parse: -ERANGE in 7.3 if it overflows.
     let bad_number = |rest: &[u8], ctx: &Ctx<'_, '_>| {
@@ -975,7 +953,7 @@ fn parse_var(s: &[u8], code: &mut Program, ci: &mut usize, ctx: &mut Ctx<'_, '_>
         if ctx.btf.enabled() {
             // `$retval[->FIELD...]` typed from BTF, and anything else
             // starting with `$retval` as a name (trace_probe.c:937-946).
-            return btf_arg::parse(s, code, ci, ctx);
+            return btf_arg::parse(s, p, ctx);
         }
         Insn::new(Op::Retval)
     } else if let Some(rest) = v.strip_prefix(b"stack") {
@@ -1006,7 +984,7 @@ fn parse_var(s: &[u8], code: &mut Program, ci: &mut usize, ctx: &mut Ctx<'_, '_>
     {
         // `parse_probe_var_current()` (7.3 trace_probe.c:1314-1337).
         if rest.first() == Some(&b'-') && ctx.btf.enabled() {
-            return btf_arg::parse(s, code, ci, ctx);
+            return btf_arg::parse(s, p, ctx);
         }
         if !rest.is_empty() {
             return Err(ctx.err(Code::BadVar, ctx.offset));
@@ -1038,7 +1016,7 @@ fn parse_var(s: &[u8], code: &mut Program, ci: &mut usize, ctx: &mut Ctx<'_, '_>
     } else {
         return Err(ctx.err(Code::BadVar, ctx.offset));
     };
-    set(code, *ci, insn);
+    p.set(insn);
     Ok(())
 }
 
@@ -1064,14 +1042,13 @@ pub(super) fn entry_arg(n: u16, arch: &Arch) -> Insn {
 /// bitfield and the array loop after the fetch.
 fn finalize(
     arg: &mut Arg,
-    mut ci: usize,
+    p: &mut ProgramBuilder,
     ty_text: Option<&[u8]>,
     ty_offset: usize,
     ctx: &Ctx<'_, '_>,
 ) -> PResult<()> {
     let ty = arg.ty.get();
-    let last = op_at(&arg.store.code, ci);
-    let next_free = |code: &Program, ci: usize| op_at(code, ci + 1) == Op::Nop;
+    let last = p.op();
     if ty.is_string {
         let symstr = arg.ty == types::SYMSTR;
         let ok = if symstr {
@@ -1089,84 +1066,76 @@ fn finalize(
         }
         if symstr || last.keeps_address() || arg.count != 0 {
             // Keep the loaded address (or, for arrays, the pointer array).
-            if !next_free(&arg.store.code, ci) {
-                return Err(ctx.err(Code::TooManyOps, ctx.offset));
-            }
-            ci += 1;
+            p.advance(errno::EINVAL, ctx)?;
         }
-        let cur = op_at(&arg.store.code, ci);
-        let op = if arg.ty == types::USTRING || cur == Op::UDeref {
+        let op = if arg.ty == types::USTRING || p.op() == Op::UDeref {
             Op::StUString
         } else if symstr {
             Op::StSymstr
         } else {
             Op::StString
         };
-        to_store(&mut arg.store.code, ci, op, ty.size);
+        to_store(p.current(), op, ty.size);
         arg.dynamic = true;
     } else if let Class::Deref(space) = last.class() {
         let op = match space {
             Space::Kernel => Op::StMem,
             Space::User => Op::StUMem,
         };
-        to_store(&mut arg.store.code, ci, op, ty.size);
+        to_store(p.current(), op, ty.size);
     } else {
-        if !next_free(&arg.store.code, ci) {
-            return Err(ctx.err_at(errno::E2BIG, Code::TooManyOps, ctx.offset));
-        }
-        ci += 1;
-        arg.store.code[ci] = Insn {
-            size: ty.size,
-            ..Insn::new(Op::StRaw)
-        };
+        p.push(
+            Insn {
+                size: ty.size,
+                ..Insn::new(Op::StRaw)
+            },
+            errno::E2BIG,
+            ctx,
+        )?;
     }
-    let store = ci;
+    let store = p.op();
 
     if let Some(t) = ty_text {
-        if t.first() == Some(&b'b')
-            && !bitfield(&mut arg.store.code, &mut ci, t, ty.size, ctx.dialect)
-        {
+        if t.first() == Some(&b'b') && !bitfield(p, t, ty.size, ctx.dialect) {
             return Err(ctx.err(Code::BadBitfield, ctx.offset + ty_offset));
         }
     } else {
-        btf_arg::bitfield(&mut arg.store.code, &mut ci, ty.size, ctx)?;
+        btf_arg::bitfield(p, ty.size, ctx)?;
     }
 
     if arg.count != 0 {
-        if !arg.store.code[store].op.repeats() {
+        if !store.repeats() {
             return Err(ctx.err(Code::BadString, ctx.offset + ty_offset));
         }
-        if !next_free(&arg.store.code, ci) {
-            return Err(ctx.err_at(errno::E2BIG, Code::TooManyOps, ctx.offset));
-        }
-        ci += 1;
-        arg.store.code[ci] = Insn {
-            // At most MAX_ARRAY_LEN.
-            param: arg.count as u16,
-            ..Insn::new(Op::LpArray)
-        };
+        p.push(
+            Insn {
+                // At most MAX_ARRAY_LEN.
+                param: arg.count as u16,
+                ..Insn::new(Op::LpArray)
+            },
+            errno::E2BIG,
+            ctx,
+        )?;
     }
-    set(&mut arg.store.code, ci + 1, Insn::new(Op::End));
+    p.terminate();
     Ok(())
 }
 
-/// Turns slot `ci` into the store `op` of `size` bytes, keeping the
+/// Turns `slot` into the store `op` of `size` bytes, keeping the
 /// dereference offset it may hold (C changes the opcode of the `DEREF` in
 /// place, so the union keeps `offset`).
-fn to_store(code: &mut Program, ci: usize, op: Op, size: u8) {
-    if let Some(slot) = code.get_mut(ci) {
-        *slot = Insn {
-            offset: slot.offset,
-            size,
-            ..Insn::new(op)
-        };
-    }
+fn to_store(slot: &mut Insn, op: Op, size: u8) {
+    *slot = Insn {
+        offset: slot.offset,
+        size,
+        ..Insn::new(op)
+    };
 }
 
 /// `__parse_bitfield_probe_arg()`, trace_probe.c:1226-1258, for a type
 /// starting with `b`: `b<width>@<offset>/<container>`. False is
 /// `BAD_BITFIELD`.
-fn bitfield(code: &mut Program, ci: &mut usize, t: &[u8], size: u8, dialect: Dialect) -> bool {
+fn bitfield(p: &mut ProgramBuilder, t: &[u8], size: u8, dialect: Dialect) -> bool {
     let simple_strtoul = |s: &[u8], base| dialect.simple_strtoul(s, base);
     let (bw, n) = simple_strtoul(&t[1..], 0);
     let tail = 1 + n;
@@ -1177,10 +1146,6 @@ fn bitfield(code: &mut Program, ci: &mut usize, t: &[u8], size: u8, dialect: Dia
     if n == 0 || at(t, tail + 1 + n) != b'/' {
         return false;
     }
-    if op_at(code, *ci + 1) != Op::Nop {
-        return false;
-    }
-    *ci += 1;
     let bits = u64::from(size) * 8;
     // `unsigned long` arithmetic, as C's: `bw + bo` wraps (a huge offset
     // makes a small sum), and the shifts are cut to `unsigned char`.
@@ -1188,7 +1153,10 @@ fn bitfield(code: &mut Program, ci: &mut usize, t: &[u8], size: u8, dialect: Dia
     if used > bits {
         return false;
     }
-    code[*ci] = Insn {
+    let Some(slot) = p.next() else {
+        return false;
+    };
+    *slot = Insn {
         size,
         lshift: bits.wrapping_sub(used) as u8,
         rshift: bits.wrapping_sub(bw) as u8,

@@ -5,7 +5,7 @@
 //! `kprobe_events` must read as the C of the kernel the module runs on, and
 //! C's language changed between Linux 6.12 and 7.3 (new fetch arguments,
 //! new limits, new error codes). A [`Dialect`] is that release, a parameter
-//! of the parse ([`Env::dialect`](super::command::Env::dialect)); this file
+//! of the parse ([`Env::dialect`](super::env::Env::dialect)); this file
 //! is the one place that says what differs, each difference a method with
 //! the C lines of both trees behind it. The parser asks these methods and
 //! never compares releases itself.

@@ -19,8 +19,8 @@ use std::format;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
-use super::command::Env;
 use super::command::{self, registration_error, resolve_symbols, Tokens};
+use super::env::Env;
 use super::error::{caret_position, errno};
 use super::format::{fields, print_fmt, readback};
 use super::text::{decode, Bytes, Escaped};

@@ -23,11 +23,11 @@ use super::super::btf::{
     member_bit_offset, member_bitfield_size, size_or_type, skip_modifiers, Btf, Func, Struct,
     INT_SIGNED,
 };
-use super::super::command::Env;
+use super::super::env::Env;
 use super::super::error::{errno, Code, ParseError};
-use super::super::insn::{Insn, Op, Program, FETCH_INSN_MAX};
+use super::super::insn::{Insn, Op};
 use super::super::types::TypeId;
-use super::{advance, at, op_at, set, Ctx, PResult};
+use super::{at, Ctx, PResult, ProgramBuilder};
 
 /// The BTF part of `struct traceprobe_parse_context` for one probe: the
 /// function's name and, once `query_btf_context()` has found it, its BTF.
@@ -146,13 +146,8 @@ fn split_next_field(s: &[u8], ctx: &Ctx<'_, '_>) -> PResult<Option<Split>> {
 
 /// `parse_btf_arg()` (trace_probe.c:614-707): `v` is a parameter name or
 /// `$retval...`, optionally followed by `->FIELD...`; the fetch starts at
-/// slot `*ci`.
-pub(super) fn parse(
-    v: &[u8],
-    code: &mut Program,
-    ci: &mut usize,
-    ctx: &mut Ctx<'_, '_>,
-) -> PResult<()> {
+/// the slot `p` is filling.
+pub(super) fn parse(v: &[u8], p: &mut ProgramBuilder, ctx: &mut Ctx<'_, '_>) -> PResult<()> {
     if ctx.btf.funcname.is_none() && !v.starts_with(b"$current") {
         // Not reached: only a probe on a symbol fetches from function
         // entry or return. C returns -EINVAL without a log.
@@ -170,7 +165,7 @@ pub(super) fn parse(
     if name == b"$current" {
         // `$current->...` (7.3 trace_probe.c:762-773): the fields of the
         // current `task_struct`, at any probe location.
-        set(code, *ci, Insn::new(Op::Current));
+        p.set(Insn::new(Op::Current));
         let Some(task) = ctx.btf.query_struct(b"task_struct") else {
             return Err(ctx.err_at(errno::ENOENT, Code::NoBtfEntry, ctx.offset));
         };
@@ -185,13 +180,13 @@ pub(super) fn parse(
         return match field {
             Some(f) => {
                 ctx.offset += f;
-                parse_field(&v[f..], tid, Some(0), task.btf, code, ci, ctx)
+                parse_field(&v[f..], tid, Some(0), task.btf, p, ctx)
             }
             None => Ok(()),
         };
     }
     let (func, tid) = if ctx.flags.ret && name == b"$retval" {
-        set(code, *ci, Insn::new(Op::Retval));
+        p.set(Insn::new(Op::Retval));
         match ctx.btf.query() {
             Some(func) => match func.return_type() {
                 0 => return Err(ctx.err_at(errno::ENOENT, Code::NoRetval, ctx.offset)),
@@ -225,19 +220,15 @@ pub(super) fn parse(
         // Fewer than 0x10000 parameters (the `vlen` of the prototype).
         let n = i as u16;
         if ctx.flags.is_function_entry() {
-            set(code, *ci, super::entry_arg(n, ctx.arch));
+            p.set(super::entry_arg(n, ctx.arch));
         } else if ctx.flags.is_function_return() {
             let Some(off) = ctx.entry.store(n) else {
                 return Err(ParseError::silent(errno::ENOMEM));
             };
-            set(
-                code,
-                *ci,
-                Insn {
-                    offset: i64::from(off),
-                    ..Insn::new(Op::Edata)
-                },
-            );
+            p.set(Insn {
+                offset: i64::from(off),
+                ..Insn::new(Op::Edata)
+            });
         }
         (func, ty)
     };
@@ -253,7 +244,7 @@ pub(super) fn parse(
     match field {
         Some(f) => {
             ctx.offset += f;
-            parse_field(&v[f..], tid, None, func.btf, code, ci, ctx)
+            parse_field(&v[f..], tid, None, func.btf, p, ctx)
         }
         None => Ok(()),
     }
@@ -270,8 +261,7 @@ fn parse_field(
     mut tid: u32,
     from_struct: Option<u32>,
     btf: &dyn Btf,
-    code: &mut Program,
-    ci: &mut usize,
+    p: &mut ProgramBuilder,
     ctx: &mut Ctx<'_, '_>,
 ) -> PResult<()> {
     let mut pos = 0;
@@ -293,15 +283,14 @@ fn parse_field(
         tid = mid;
         let offset = i64::from(bitoffs / 8) - i64::from(prefix.unwrap_or(0));
         first = false;
-        advance(ci, ctx)?;
-        set(
-            code,
-            *ci,
+        p.push(
             Insn {
                 offset,
                 ..Insn::new(Op::Deref)
             },
-        );
+            errno::EINVAL,
+            ctx,
+        )?;
         ctx.last.bitoffs = bitoffs % 8;
         ctx.last.ty = Some(tid);
         if !more {
@@ -376,8 +365,7 @@ pub(super) fn cast(
     cast_offset: usize,
     fields: &[u8],
     fields_offset: usize,
-    code: &mut Program,
-    ci: &mut usize,
+    p: &mut ProgramBuilder,
     ctx: &mut Ctx<'_, '_>,
 ) -> PResult<()> {
     ctx.btf.clear_struct();
@@ -403,7 +391,7 @@ pub(super) fn cast(
         prefix = bitoffs / 8;
     }
     ctx.offset = fields_offset;
-    parse_field(fields, st.id, Some(prefix), st.btf, code, ci, ctx)
+    parse_field(fields, st.id, Some(prefix), st.btf, p, ctx)
 }
 
 /// The BTF and the type of what the argument fetches, if both are known.
@@ -473,8 +461,7 @@ fn is_unsigned_8bit(btf: &dyn Btf, id: u32, need_int: bool) -> bool {
 /// anything else is `BAD_TYPE4STR`.
 pub(super) fn prepare_string(
     ty_text: &[u8],
-    code: &mut Program,
-    ci: &mut usize,
+    p: &mut ProgramBuilder,
     ctx: &Ctx<'_, '_>,
 ) -> PResult<()> {
     if !ctx.btf.enabled() {
@@ -492,24 +479,18 @@ pub(super) fn prepare_string(
     }
     // C reads `type->type` whatever the kind: the size of a non-pointer.
     if is_unsigned_8bit(btf, size_or_type(record), true) {
-        if *ci + 1 >= FETCH_INSN_MAX - 1 {
-            return Err(ctx.err_at(errno::E2BIG, Code::TooManyOps, ctx.offset));
-        }
-        *ci += 1;
         let op = if ty_text.first() == Some(&b'u') {
             Op::UDeref
         } else {
             Op::Deref
         };
-        set(code, *ci, Insn::new(op));
-        return Ok(());
+        return p.push(Insn::new(op), errno::E2BIG, ctx);
     }
     Err(ctx.err(Code::BadType4str, ctx.offset))
 }
 
 /// `parse_btf_bitfield()` (trace_probe.c:721-741), for an argument without
-/// `:TYPE` whose last field is a bitfield: after the store at `*ci`, keep
-/// its bits.
+/// `:TYPE` whose last field is a bitfield: after the store, keep its bits.
 ///
 /// C shifts in an 8-byte window whatever the field's size, so for a field
 /// of 1, 2 or 4 bytes it reads and writes back bytes of the record past the
@@ -522,12 +503,7 @@ pub(super) fn prepare_string(
 /// (the type BTF gave) and text, and nothing written past the field. If a
 /// bitfield did reach past the loaded bytes (a packed struct), C would
 /// shift in what follows the field in the record; here those bits are 0.
-pub(super) fn bitfield(
-    code: &mut Program,
-    ci: &mut usize,
-    size: u8,
-    ctx: &Ctx<'_, '_>,
-) -> PResult<()> {
+pub(super) fn bitfield(p: &mut ProgramBuilder, size: u8, ctx: &Ctx<'_, '_>) -> PResult<()> {
     if !ctx.btf.enabled() || ctx.last.ty.is_none() {
         return Ok(());
     }
@@ -537,17 +513,16 @@ pub(super) fn bitfield(
     if bitsize % 8 == 0 && bitoffs == 0 {
         return Ok(());
     }
-    if op_at(code, *ci + 1) != Op::Nop {
-        return Err(ctx.err(Code::TooManyOps, ctx.offset));
-    }
-    *ci += 1;
     let bits = u32::from(size) * 8;
-    code[*ci] = Insn {
-        size,
-        // At most 64.
-        lshift: bits.saturating_sub(bitsize.saturating_add(bitoffs)) as u8,
-        rshift: bits.saturating_sub(bitsize) as u8,
-        ..Insn::new(Op::ModBf)
-    };
-    Ok(())
+    p.push(
+        Insn {
+            size,
+            // At most 64.
+            lshift: bits.saturating_sub(bitsize.saturating_add(bitoffs)) as u8,
+            rshift: bits.saturating_sub(bitsize) as u8,
+            ..Insn::new(Op::ModBf)
+        },
+        errno::EINVAL,
+        ctx,
+    )
 }

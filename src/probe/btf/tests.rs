@@ -78,7 +78,7 @@ fn helpers() {
     let env = FakeBtfEnv::new();
     let b: &FakeBtf = &env.vmlinux;
     // struct file's f_path.dentry at the offset %pD uses.
-    let func = crate::probe::command::Env::btf_func(&env, b"vfs_read").unwrap();
+    let func = crate::probe::env::Env::btf_func(&env, b"vfs_read").unwrap();
     assert_eq!(func.nr_params(), 4);
     assert_eq!(b.name(func.param(0).unwrap().name_off), Some(&b"file"[..]));
     let (_, file_p) = skip_modifiers(b, func.param(0).unwrap().ty).unwrap();
@@ -94,8 +94,8 @@ fn helpers() {
     let (id, long) = skip_modifiers(b, func.return_type()).unwrap();
     assert_eq!((id, b.name(long[0])), (4, Some(&b"long int"[..])));
     assert!(skip_modifiers(b, 100_000).is_none());
-    assert!(crate::probe::command::Env::btf_func(&env, b"loaded_mod:mod_func").is_none());
-    assert!(crate::probe::command::Env::btf_func(&env, b"mod_func").is_some());
+    assert!(crate::probe::env::Env::btf_func(&env, b"loaded_mod:mod_func").is_none());
+    assert!(crate::probe::env::Env::btf_func(&env, b"mod_func").is_some());
 }
 
 /// `kprobe_syntax_errors.tc` (6.12), the block run when the README has

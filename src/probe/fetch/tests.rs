@@ -9,7 +9,7 @@ use std::vec;
 use std::vec::Vec;
 
 use super::super::arg::{Arg, Parsed, Split};
-use super::super::command::Env;
+use super::super::env::Env;
 use super::super::format::head_size;
 use super::super::insn::{Class, Insn, Op, Value};
 use super::super::output::{print_event, Head};
