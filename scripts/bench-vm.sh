@@ -44,9 +44,13 @@ args='200000'
 # rows).
 offs=
 if [ "$arch" = x86 ]; then
+	# awk reads to the end: leaving early would let pahole die of SIGPIPE
+	# when it writes after, and pipefail then fail the assignment below,
+	# silently (it did once, in make check).
 	toff() { # FIELD (as pahole writes it, e.g. comm[16])
 		pahole -C task_struct "$ROOT/build/$variant/out/vmlinux" | awk -v f="$1;" '
-			{ for (i = 1; i < NF; i++) if ($i == f) for (j = i; j < NF; j++) if ($j == "/*") { print $(j + 1); exit } }'
+			o == "" { for (i = 1; i < NF; i++) if ($i == f) for (j = i; j < NF; j++) if ($j == "/*") { o = $(j + 1); break } }
+			END { print o }'
 	}
 	offs="PID_OFF=$(toff pid) PARENT_OFF=$(toff real_parent) COMM_OFF=$(toff 'comm[16]')"
 	case "$offs" in *=\ * | *= | *=[!0-9]*) die "bench-vm.sh: task_struct offsets not found in $variant's BTF ($offs)" ;; esac
