@@ -14,7 +14,7 @@
 #   make bench-memory  memory per probe and bulk create/remove, C and module
 #   make bench-create  instructions to define a probe (plain, BTF), C and module, -icount
 #   make profile  where a hit's instructions go: make profile SPEC='p a=%di' [IMPL=--c]
-#   make vectors  re-record tests/vectors/c-ref.txt from the C implementation (ref kernel)
+#   make vectors  re-record tests/vectors/c-ref.txt and c-ref-7.3.txt from C (ref, ref-7.3)
 #   make series   the patch series against pristine 6.12 into build/series (git format-patch);
 #                 KERNEL=7.3: against pristine 7.3 (patches/7.3/series)
 #   make apply KDIR=...  apply the series to your own 6.12 or 7.3 tree (the tree's own; git am if it is a git tree)
@@ -73,7 +73,9 @@ profile:
 
 vectors:
 	@bash scripts/kernel.sh ref
-	@bash scripts/oracle.sh record
+	@bash scripts/oracle.sh record ref
+	@bash scripts/kernel.sh ref-7.3
+	@bash scripts/oracle.sh record ref-7.3
 
 series:
 	@RKPE_KVER=$(KERNEL) bash scripts/series.sh

@@ -9,6 +9,7 @@ use std::vec::Vec;
 use crate::fake::FakeEnv;
 use crate::probe::arch::Arch;
 use crate::probe::btf::{record_words, Btf, Func};
+use crate::probe::dialect::Dialect;
 use crate::probe::env::Env;
 
 /// Raw BTF (the uapi format, little-endian): its records by id and its
@@ -88,13 +89,21 @@ impl Btf for RawBtf {
 pub struct FixtureEnv {
     /// The fixture.
     pub btf: RawBtf,
+    /// The release the fixture is from, whose language the parse answers in.
+    pub dialect: Dialect,
 }
 
 impl FixtureEnv {
-    /// The fake kernel with the BTF of `raw`.
+    /// The fake 6.12 kernel with the BTF of `raw`.
     pub fn new(raw: &[u8]) -> Option<Self> {
+        Self::with_dialect(raw, Dialect::Linux6_12)
+    }
+
+    /// The fake kernel of `dialect`'s release with the BTF of `raw`.
+    pub fn with_dialect(raw: &[u8], dialect: Dialect) -> Option<Self> {
         Some(FixtureEnv {
             btf: RawBtf::parse(raw)?,
+            dialect,
         })
     }
 
@@ -162,7 +171,7 @@ impl Env for FixtureEnv {
         let id = crate::fake::find_by_name_kind(&self.btf, crate::probe::btf::kind::STRUCT, name)?;
         Some(crate::probe::btf::Struct { btf: &self.btf, id })
     }
-    fn dialect(&self) -> crate::probe::dialect::Dialect {
-        crate::probe::dialect::Dialect::Linux6_12
+    fn dialect(&self) -> Dialect {
+        self.dialect
     }
 }

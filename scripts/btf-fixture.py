@@ -10,10 +10,12 @@ it (the .BTF section of its .ko), whose types continue vmlinux's as the
 kernel numbers them; SPECS are spec files (tests/vectors/specs.txt).
 The fixture is raw BTF again (the uapi format, little-endian), holding every
 function the specs probe (the word after `p`/`r`, without `MOD:` or an
-offset) and the types they lead to: every type a parameter or return type
+offset), every struct they name (a typecast's `(STRUCT` and, for
+`$current`, task_struct) and the types these lead to: every type a parameter or return type
 reaches through modifiers, typedefs, arrays, pointers and members, except
 that a struct or union more than DEPTH pointers away from a parameter is
-kept as an empty one of the same name and size. The host tests read it as
+kept as an empty one of the same name and size (a named struct counts as
+a parameter). The host tests read it as
 the kernel reads its own BTF (host/btf_fixture.rs), so what the parser does
 with BTF on the host is what it does in the kernel, for these specs.
 """
@@ -74,6 +76,7 @@ def main():
         types, strings = parse(open(args[1], 'rb').read(), types, strings)
         args = args[2:]
     funcs = set()
+    structs = set()
     for spec_file in args:
         for line in open(spec_file, 'rb'):
             words = line.split()
@@ -81,10 +84,20 @@ def main():
                 continue
             place = words[1].split(b':')[-1]
             funcs.add(re.split(rb'[+%-]', place)[0])
+            for arg in words[2:]:
+                # A name after `(` may be a typecast's struct (or a
+                # parameter, which no struct is named after).
+                structs.update(re.findall(rb'\(([A-Za-z_][A-Za-z_0-9]*)[,)]', arg))
+                if b'$current' in arg:
+                    structs.add(b'task_struct')
     by_name = {}
+    struct_by_name = {}
     for i, t in enumerate(types):
         if (t[1] >> 24) & 0x1f == FUNC:
             by_name.setdefault(name_of(strings, t[0]), i)
+        if (t[1] >> 24) & 0x1f == STRUCT:
+            # The first of a name, as bpf_find_btf_id() finds it (vmlinux first).
+            struct_by_name.setdefault(name_of(strings, t[0]), i)
 
     # Which types to keep, and whether a struct keeps its members: the
     # smallest pointer depth at which it is reached.
@@ -101,6 +114,9 @@ def main():
     for f in sorted(funcs):
         if f in by_name:
             reach(by_name[f], 0)
+    for name in sorted(structs):
+        if name in struct_by_name:
+            reach(struct_by_name[name], 0)
     while work:
         tid, d = work.pop()
         if d != depth[tid]:
@@ -164,9 +180,10 @@ def main():
                       len(out_types), len(out_strings))
     sys.stdout.buffer.write(hdr + out_types + out_strings)
     missing = sorted(f.decode() for f in funcs if f not in by_name)
-    print('btf-fixture: %d functions, %d types, %d bytes; without BTF: %s'
-          % (len(funcs) - len(missing), len(keep), len(hdr) + len(out_types) + len(out_strings),
-             ' '.join(missing) or '-'), file=sys.stderr)
+    print('btf-fixture: %d functions, %d named structs, %d types, %d bytes; without BTF: %s'
+          % (len(funcs) - len(missing), len(structs & set(struct_by_name)), len(keep),
+             len(hdr) + len(out_types) + len(out_strings), ' '.join(missing) or '-'),
+          file=sys.stderr)
 
 
 main()

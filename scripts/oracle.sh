@@ -1,51 +1,64 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Record what the C implementation answers to tests/vectors/specs.txt, on the
-# ref kernel. `oracle.sh record` rewrites tests/vectors/c-ref.txt and the BTF
-# fixture the host tests answer the specs with, tests/vectors/btf.raw (the
-# ref kernel's BTF cut down to the specs' functions, scripts/btf-fixture.py;
-# commit both); `oracle.sh verify` checks that the committed files are
-# still what C says and what the kernel's BTF is.
+# Record what the C implementation answers to the spec vectors
+# (tests/vectors/specs.txt, then specs-7.3.txt), on a ref kernel: `ref`
+# (C 6.12) or `ref-7.3` (C 7.3). `oracle.sh record [VARIANT]` rewrites the
+# answers, tests/vectors/c-ref.txt (ref) or c-ref-7.3.txt (ref-7.3), and the
+# BTF fixture the host tests answer the specs with, tests/vectors/btf.raw or
+# btf-7.3.raw (the kernel's BTF cut down to the specs' functions and the
+# structs they name, scripts/btf-fixture.py; commit both); `oracle.sh verify
+# [VARIANT]` checks that the committed files are still what C says and what
+# the kernel's BTF is.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 # Specs and answers are bytes (Latin-1 names): no locale in sed and grep.
 export LC_ALL=C
 
 mode=${1:-verify}
-out=$ROOT/build/results/oracle-ref.txt
+variant=${2:-ref}
+case "$variant" in
+ref) suffix= ;;
+ref-7.3) suffix=-7.3 ;;
+*) die "usage: oracle.sh record|verify [ref|ref-7.3]" ;;
+esac
+answers=$ROOT/tests/vectors/c-ref$suffix.txt
+fixture=$ROOT/tests/vectors/btf$suffix.raw
+specs=("$ROOT/tests/vectors/specs.txt" "$ROOT/tests/vectors/specs-7.3.txt")
+out=$ROOT/build/results/oracle-$variant.txt
 mkdir -p "$(dirname "$out")"
-stage "C oracle over tests/vectors/specs.txt (ref)"
+stage "C oracle over the spec vectors ($variant)"
 c_runs_judged "$out.log"
-bash "$ROOT/scripts/vm.sh" --c-only --timeout 600 --log "$out.log" ref -- \
-	'echo "=== ORACLE"; sh /rkpe/guest/oracle.sh /rkpe/tests/vectors/specs.txt; rc=$?; echo "=== DONE"; exit $rc' >/dev/null
+bash "$ROOT/scripts/vm.sh" --c-only --timeout 600 --log "$out.log" "$variant" -- \
+	'echo "=== ORACLE"; rc=0; for f in specs.txt specs-7.3.txt; do sh /rkpe/guest/oracle.sh /rkpe/tests/vectors/$f || rc=1; done; echo "=== DONE"; exit $rc' >/dev/null
 # The guest's output, without the kernel's console messages.
 console_section "$out.log" '^=== ORACLE$' '^=== DONE$' | drop_kmsg > "$out"
 done_stage
 grep -q '^=== end$' "$out" || die "oracle output incomplete: $out.log"
-vmlinux=$(readlink -f "$ROOT/build/ref/out")/vmlinux
-btf=$ROOT/build/results/btf.raw
+vmlinux=$(readlink -f "$ROOT/build/$variant/out")/vmlinux
+btf=$ROOT/build/results/btf-$variant.raw
 llvm-objcopy --dump-section .BTF="$btf.full" "$vmlinux" "$btf.elf"
 # The module the specs name, with its BTF (guest/oracle.sh loads it).
-ko=$(find "$(readlink -f "$ROOT/build/ref/modroot")" -name trace-events-sample.ko)
+ko=$(find "$(readlink -f "$ROOT/build/$variant/modroot")" -name trace-events-sample.ko)
 llvm-objcopy --dump-section .BTF="$btf.mod" "$ko" "$btf.elf"
-python3 "$ROOT/scripts/btf-fixture.py" "$btf.full" --module "$btf.mod" "$ROOT/tests/vectors/specs.txt" > "$btf"
+python3 "$ROOT/scripts/btf-fixture.py" "$btf.full" --module "$btf.mod" "${specs[@]}" > "$btf"
 rm -f "$btf.full" "$btf.mod" "$btf.elf"
+rel=${answers#"$ROOT"/}
 case "$mode" in
 record)
-	cp "$out" "$ROOT/tests/vectors/c-ref.txt"
-	cp "$btf" "$ROOT/tests/vectors/btf.raw"
-	echo "recorded $(grep -c '^=== ' "$out") entries into tests/vectors/c-ref.txt, and tests/vectors/btf.raw"
+	cp "$out" "$answers"
+	cp "$btf" "$fixture"
+	echo "recorded $(grep -c '^=== ' "$out") entries into $rel, and ${fixture#"$ROOT"/}"
 	;;
 verify)
-	cmp -s "$ROOT/tests/vectors/btf.raw" "$btf" ||
-		die "oracle: tests/vectors/btf.raw is not the ref kernel's BTF for the specs (make vectors)"
-	if diff -u "$ROOT/tests/vectors/c-ref.txt" "$out"; then
-		echo "oracle: tests/vectors/c-ref.txt matches the C implementation ($(grep -c '^=== ' "$out") entries)"
+	cmp -s "$fixture" "$btf" ||
+		die "oracle: ${fixture#"$ROOT"/} is not the $variant kernel's BTF for the specs (make vectors)"
+	if diff -u "$answers" "$out"; then
+		echo "oracle: $rel matches C on $variant ($(grep -c '^=== ' "$out") entries)"
 	else
-		echo "oracle: the C implementation answers differently from tests/vectors/c-ref.txt (diff above)"
+		echo "oracle: C on $variant answers differently from $rel (diff above)"
 		exit 1
 	fi
 	;;
-*) die "usage: oracle.sh record|verify" ;;
+*) die "usage: oracle.sh record|verify [ref|ref-7.3]" ;;
 esac

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
 //! The parser against the C implementation: `tests/vectors/c-ref.txt` is
-//! what the C `kprobe_events` of the ref kernel (with BTF arguments)
-//! answered to each spec of `tests/vectors/specs.txt` (recorded by
-//! `scripts/oracle.sh record`, and re-checked against the running C code by
-//! `make check`); `tests/vectors/btf.raw` is that kernel's BTF, cut down to
-//! the specs' functions (`scripts/btf-fixture.py`, also re-checked).
+//! what the C `kprobe_events` of the ref kernel (6.12, with BTF arguments)
+//! answered to each spec of `tests/vectors/specs.txt` and `specs-7.3.txt`
+//! (recorded by `scripts/oracle.sh record`, and re-checked against the
+//! running C code by `make check`); `tests/vectors/btf.raw` is that
+//! kernel's BTF, cut down to the specs' functions and the structs they name
+//! (`scripts/btf-fixture.py`, also re-checked). `c-ref-7.3.txt` and
+//! `btf-7.3.raw` are the same from the `ref-7.3` kernel, C 7.3, answered in
+//! 7.3's dialect.
 //! `tests/vectors/c-ref-nobtf.txt` is what C built without BTF arguments
 //! answered to the specs of then (the x86 ref kernel before it had BTF).
 //! For every spec this test parses it, registers it on the fake kernel
@@ -20,6 +23,7 @@ use std::string::{String, ToString};
 use std::vec::Vec;
 
 use super::command::{self, registration_error, resolve_symbols, Tokens};
+use super::dialect::Dialect;
 use super::env::Env;
 use super::error::{caret_position, errno};
 use super::format::{fields, print_fmt, readback};
@@ -33,6 +37,10 @@ const C_REF: &[u8] = include_bytes!("../../tests/vectors/c-ref.txt");
 const C_REF_NOBTF: &[u8] = include_bytes!("../../tests/vectors/c-ref-nobtf.txt");
 /// The ref kernel's BTF for the specs.
 const BTF_FIXTURE: &[u8] = include_bytes!("../../tests/vectors/btf.raw");
+/// C 7.3, with BTF arguments.
+const C_REF_7_3: &[u8] = include_bytes!("../../tests/vectors/c-ref-7.3.txt");
+/// The ref-7.3 kernel's BTF for the specs.
+const BTF_FIXTURE_7_3: &[u8] = include_bytes!("../../tests/vectors/btf-7.3.raw");
 
 fn strerror(e: i32) -> &'static str {
     match e {
@@ -52,6 +60,8 @@ fn lookup(name: &[u8]) -> u64 {
     match name {
         b"_sdata" => 0xffff_ffff_8200_0000,
         b"linux_proc_banner" => 0xffff_ffff_8200_1000,
+        // A per-CPU variable: an offset in the per-CPU area.
+        b"runqueues" => 0x0002_c2c0,
         _ => 0,
     }
 }
@@ -84,7 +94,7 @@ fn answer(line: &[u8], env: &dyn Env) -> Vec<u8> {
                 let cmd: Vec<String> = tokens.iter(line).map(|t| Bytes(t).to_string()).collect();
                 out += &format!(
                     "log: {}\ncommand: {}\n",
-                    crate::probe::dialect::Dialect::Linux6_12.text(code),
+                    env.dialect().text(code),
                     cmd.join(" ")
                 );
                 out += &format!("caret: {}\n", caret_position(tokens.iter(line), caret));
@@ -185,6 +195,13 @@ fn caret_varies(answer: &[u8]) -> Vec<u8> {
 fn parser_matches_c_with_btf() {
     let env = FixtureEnv::new(BTF_FIXTURE).expect("tests/vectors/btf.raw is raw BTF");
     matches_c(C_REF, &env);
+}
+
+#[test]
+fn parser_matches_c_7_3_with_btf() {
+    let env = FixtureEnv::with_dialect(BTF_FIXTURE_7_3, Dialect::Linux7_3)
+        .expect("tests/vectors/btf-7.3.raw is raw BTF");
+    matches_c(C_REF_7_3, &env);
 }
 
 #[test]
