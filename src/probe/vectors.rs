@@ -51,6 +51,7 @@ fn strerror(e: i32) -> &'static str {
         errno::EILSEQ => "Invalid or incomplete multibyte or wide character",
         errno::EEXIST => "File exists",
         errno::ENOMEM => "Cannot allocate memory",
+        errno::ERANGE => "Numerical result out of range",
         _ => "?",
     }
 }
@@ -74,12 +75,17 @@ fn answer(line: &[u8], env: &dyn Env) -> Vec<u8> {
     let mut result = command::parse(line, &mut tokens, env, Vec::new());
     // Registration (trace_kprobe.c:1055-1064): @SYM resolution, then
     // register_kprobe(), whose instruction-boundary check the fake models
-    // for one known case.
+    // for the offsets the specs probe inside an instruction of vfs_read:
+    // +7 in the 6.12 ref kernel, +7 and +8 in the 7.3 one.
+    let inside: &[u32] = match env.dialect() {
+        Dialect::Linux6_12 => &[7],
+        Dialect::Linux7_3 => &[7, 8],
+    };
     if let Ok(Some(p)) = &mut result {
         let mut reg = resolve_symbols(&mut p.args, &lookup);
         if reg.is_ok()
             && p.symbol == b"vfs_read"
-            && p.place == (command::Place::Symbol { offset: 7 })
+            && matches!(p.place, command::Place::Symbol { offset } if inside.contains(&offset))
         {
             reg = Err(errno::EILSEQ);
         }
