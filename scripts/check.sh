@@ -38,6 +38,10 @@ step "build: test kernel" bash "$ROOT/scripts/kernel.sh" test
 step "series: checkpatch --strict, git am gives the built tree" bash "$ROOT/scripts/series-check.sh"
 step "build: ref kernel" bash "$ROOT/scripts/kernel.sh" ref
 step "build: kernel crate and module clippy-clean" bash "$ROOT/scripts/clippy.sh"
+# Nothing a probe hit runs through can be probed (rust/kernel/kprobes.rs):
+# followed from the kprobe callbacks through the module and vmlinux.
+nokprobe() { python3 "$ROOT/scripts/nokprobe-check.py" "$ROOT/build/$1/rust_kprobe_events.ko" "$ROOT/build/$1/out/vmlinux"; }
+step "build: nothing on the hit path can be probed" nokprobe test
 step "build: make rustdoc without warnings" bash "$ROOT/scripts/rustdoc.sh"
 step "build: debug kernel" bash "$ROOT/scripts/kernel.sh" debug
 # arm64: the module on its second architecture, built with ARCH=arm64 LLVM=1
@@ -48,6 +52,7 @@ if [ "$arm64" != 0 ]; then
 	step "build: arm64 test kernel" bash "$ROOT/scripts/kernel.sh" arm64-test
 	step "build: arm64 ref kernel" bash "$ROOT/scripts/kernel.sh" arm64-ref
 	step "build: kernel crate and module clippy-clean on arm64" bash "$ROOT/scripts/clippy.sh" arm64-test
+	step "build: nothing on the hit path can be probed, on arm64" nokprobe arm64-test
 fi
 # Linux 7.3 (Debian's trixie-backports linux-source-7.3, built with LLVM 19)
 # with the 7.3 series: `test-7.3` has the module alone (and the KUnit
@@ -56,6 +61,7 @@ fi
 step "build: test-7.3 kernel (Linux 7.3, the 7.3 series, the module alone)" bash "$ROOT/scripts/kernel.sh" test-7.3
 step "build: ref-7.3 kernel (Linux 7.3, the 7.3 series, C's kprobe events)" bash "$ROOT/scripts/kernel.sh" ref-7.3
 step "build: kernel crate and module clippy-clean on 7.3 (its lint set)" bash "$ROOT/scripts/clippy.sh" test-7.3
+step "build: nothing on the hit path can be probed, on 7.3" nokprobe test-7.3
 step "series 7.3: checkpatch --strict, git am gives the built tree" env RKPE_KVER=7.3 bash "$ROOT/scripts/series-check.sh"
 
 # The VM stages run in two lanes at once: a guest mostly keeps one of its two

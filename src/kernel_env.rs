@@ -489,21 +489,26 @@ impl fetch::Machine for HitMachine<'_> {
         arch::NATIVE
     }
     #[inline]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn reg(&self, offset: u32) -> u64 {
         self.regs.register(offset)
     }
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn stack_nth(&self, n: u32) -> u64 {
         self.regs.stack_nth(n) as u64
     }
     #[inline]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn stack_pointer(&self) -> u64 {
         self.regs.sp() as u64
     }
     #[inline]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn retval(&self) -> u64 {
         self.regs.return_value() as u64
     }
     #[inline]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn task_size(&self) -> u64 {
         match self.task_size.get() {
             0 => {
@@ -515,30 +520,38 @@ impl fetch::Machine for HitMachine<'_> {
         }
     }
     #[inline]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), fetch::Fault> {
         nofault::read_kernel(addr as usize, dst).map_err(|_| fetch::Fault)
     }
     #[inline]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn read_user(&self, addr: u64, dst: &mut [u8]) -> Result<(), fetch::Fault> {
         nofault::read_user(addr as usize, dst).map_err(|_| fetch::Fault)
     }
     #[inline]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn strncpy_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<usize, fetch::Fault> {
         nofault::strncpy_kernel(addr as usize, dst).map_err(|_| fetch::Fault)
     }
     #[inline]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn strncpy_user(&self, addr: u64, dst: &mut [u8]) -> Result<usize, fetch::Fault> {
         nofault::strncpy_user(addr as usize, dst).map_err(|_| fetch::Fault)
     }
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn comm(&self) -> [u8; 16] {
         nofault::current_comm()
     }
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn current(&self) -> u64 {
         kprobes::current_task(self.regs) as u64
     }
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn this_cpu_ptr(&self, addr: u64) -> u64 {
         kprobes::this_cpu_ptr(addr as usize, self.regs) as u64
     }
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn sprint_symbol(&self, addr: u64, dst: &mut [u8]) -> usize {
         let mut buf = [0u8; kallsyms::SYMBOL_LEN];
         let n = kallsyms::sprint_symbol(addr as usize, &mut buf).min(dst.len());

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
+#include <linux/kprobes.h>
 #include <linux/percpu.h>
 
 /*
@@ -21,11 +22,13 @@ void rust_helper_kprobes_hit_counter_inc(u64 *c)
 {
 	this_cpu_inc(*(u64 __percpu __force *)c);
 }
+NOKPROBE_SYMBOL(rust_helper_kprobes_hit_counter_inc);
 
 void rust_helper_kprobes_hit_counter_add(u64 *c, u64 n)
 {
 	this_cpu_add(*(u64 __percpu __force *)c, n);
 }
+NOKPROBE_SYMBOL(rust_helper_kprobes_hit_counter_add);
 
 u64 rust_helper_kprobes_hit_counter_sum(u64 *c)
 {
@@ -46,3 +49,13 @@ unsigned long rust_helper_kprobes_this_cpu_ptr(unsigned long ptr)
 {
 	return (unsigned long)this_cpu_ptr((void __percpu __force *)ptr);
 }
+NOKPROBE_SYMBOL(rust_helper_kprobes_this_cpu_ptr);
+
+/*
+ * Upstream's helper that a probe hit runs through (the kprobe handlers read
+ * the current task): refused to kprobes, as the hit's own code is. Every
+ * helper of the hit path is NOKPROBE_SYMBOL, as C's kprobe-event hit path
+ * is (kprobe_dispatcher(), kprobe_trace_func(), trace_kprobe.c).
+ */
+struct task_struct *rust_helper_get_current(void);
+NOKPROBE_SYMBOL(rust_helper_get_current);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
+#include <linux/kprobes.h>
 #include <linux/list.h>
 #include <linux/trace_dynevent.h>
 #include <linux/trace_events.h>
@@ -28,17 +29,20 @@ struct hlist_head *rust_helper_trace_event_perf_head(struct trace_event_call *ca
 
 	return hlist_empty(head) ? NULL : head;
 }
+NOKPROBE_SYMBOL(rust_helper_trace_event_perf_head);
 
 bool rust_helper_bpf_prog_array_valid(struct trace_event_call *call)
 {
 	return bpf_prog_array_valid(call);
 }
+NOKPROBE_SYMBOL(rust_helper_bpf_prog_array_valid);
 
 /* trace_call_bpf(), or its stub without CONFIG_BPF_EVENTS. */
 unsigned int rust_helper_trace_event_call_bpf(struct trace_event_call *call, void *ctx)
 {
 	return trace_call_bpf(call, ctx);
 }
+NOKPROBE_SYMBOL(rust_helper_trace_event_call_bpf);
 #endif
 
 void rust_helper_list_add_tail(struct list_head *new, struct list_head *head)

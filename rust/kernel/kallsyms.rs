@@ -199,6 +199,7 @@ pub fn count(module: Option<&CStr>, name: &CStr, kernel_first: bool) -> Count {
 
 /// Writes `sym+0xoff/0xsize [mod]` for `addr` (or its hex value) into
 /// `buf`; returns the length (`sprint_symbol()`).
+#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 pub fn sprint_symbol(addr: usize, buf: &mut [u8; SYMBOL_LEN]) -> usize {
     // SAFETY: `buf` has room for `KSYM_SYMBOL_LEN` bytes.
     let n = unsafe { bindings::sprint_symbol(buf.as_mut_ptr(), addr) };

@@ -12,6 +12,16 @@
 //! Handlers run in atomic context, possibly in NMI-like conditions: they must
 //! not sleep, allocate or take sleeping locks.
 //!
+//! Nothing a hit runs through can be probed itself, as C's kprobe-event hit
+//! path cannot (`NOKPROBE_SYMBOL(kprobe_dispatcher)`, trace_kprobe.c): the
+//! callbacks here, and every function of the kernel crate and of a handler
+//! that a hit calls out of line, carry
+//! `#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]`, C's
+//! `__kprobes`. The kprobe core refuses an address in that section
+//! (`within_kprobe_blacklist()`), in vmlinux and in a module alike; a
+//! generic function's instances land there too. The C helpers of the hit
+//! path are `NOKPROBE_SYMBOL()`.
+//!
 //! A [`RetRegistration`] places a kretprobe, whose [`RetHandler`] is called
 //! when the probed function returns and, if it asked for per-instance data,
 //! at its entry too; without data there is no entry handler, which saves a
@@ -577,6 +587,7 @@ fn unregister_batch<'a, R: Batch + 'a>(probes: impl Iterator<Item = &'a R> + Clo
 ///
 /// `p` must be the `kp` of a live `Registration<T>`, `regs` valid for the
 /// call: the kprobe core guarantees both for the probes registered above.
+#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 unsafe extern "C" fn pre_handler_callback<T: Handler>(
     p: *mut bindings::kprobe,
     regs: *mut bindings::pt_regs,
@@ -869,6 +880,7 @@ unsafe fn get_kretprobe_retaddr(ri: *mut bindings::kretprobe_instance) -> usize 
 ///
 /// `ri` must be an instance of the `rp` of a live `RetRegistration<T>`,
 /// seen in one of its handlers.
+#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 unsafe fn from_instance<'a, T: RetHandler>(
     ri: *mut bindings::kretprobe_instance,
 ) -> Option<(&'a RetRegistration<T>, &'a mut [u8])> {
@@ -896,6 +908,7 @@ unsafe fn from_instance<'a, T: RetHandler>(
 /// # Safety
 ///
 /// Called by the kprobe core with an instance of a `RetRegistration<T>`.
+#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 unsafe extern "C" fn entry_handler_callback<T: RetHandler>(
     ri: *mut bindings::kretprobe_instance,
     regs: *mut bindings::pt_regs,
@@ -915,6 +928,7 @@ unsafe extern "C" fn entry_handler_callback<T: RetHandler>(
 /// # Safety
 ///
 /// Called by the kprobe core with an instance of a `RetRegistration<T>`.
+#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 unsafe extern "C" fn ret_handler_callback<T: RetHandler>(
     ri: *mut bindings::kretprobe_instance,
     regs: *mut bindings::pt_regs,

@@ -161,6 +161,7 @@ fn nofault_result(ret: i32) -> Result {
     all(CONFIG_ARM64, not(CONFIG_KASAN_SW_TAGS), not(CONFIG_KASAN_HW_TAGS))
 ))]
 #[inline(never)]
+#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
     use crate::page::PAGE_SIZE;
     let count = dst.len();
@@ -201,6 +202,7 @@ pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
     all(CONFIG_ARM64, not(CONFIG_KASAN_SW_TAGS), not(CONFIG_KASAN_HW_TAGS))
 )))]
 #[inline(never)]
+#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 pub fn strncpy_kernel(addr: usize, dst: &mut [u8]) -> Result<usize> {
     // SAFETY: `dst` is valid for writes of its length.
     let n = unsafe {
@@ -284,6 +286,7 @@ fn nul_in(b: &[u8]) -> Option<usize> {
 ///
 /// `EFAULT`.
 #[inline(never)]
+#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 pub fn strncpy_user(addr: usize, dst: &mut [u8]) -> Result<usize> {
     // SAFETY: as above.
     let n = unsafe {

@@ -127,6 +127,7 @@ impl Hit {
 
     /// Nothing to fetch.
     #[inline(never)]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn record_empty<const RET: bool>(&self, regs: &PtRegs, h0: u64, h1: u64) {
         let ev = &*self.probe.event;
         write(ev, regs, format::head_size(RET), h0, h1, 0, |_| {});
@@ -135,6 +136,7 @@ impl Hit {
     /// The record's size is known: fetch straight into it, as C does (once
     /// per instance).
     #[inline(never)]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn record_fixed<const RET: bool>(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
         let p = &*self.probe;
         let ev = &*p.event;
@@ -148,6 +150,7 @@ impl Hit {
     /// Strings: fetch once into the per-CPU scratch buffer, then reserve
     /// exactly what they took.
     #[inline(never)]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn record_strings<const RET: bool>(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
         let p = &*self.probe;
         let ev = &*p.event;
@@ -203,6 +206,7 @@ fn write(
 /// The perf side of [`write`], out of the way of the usual hit.
 #[cold]
 #[inline(never)]
+#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 fn write_perf(
     ev: &EventShared,
     regs: &PtRegs,
@@ -255,6 +259,7 @@ fn put<F: FnMut(&mut [u8]) + ?Sized>(
 impl kprobes::Handler for Hit {
     // Inline into the kprobe core's callback: one call and frame less a hit.
     #[inline]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn pre_handler(&self, regs: &PtRegs) {
         // C records the probe's address, not `regs->ip` (one past it with
         // kprobes on ftrace).
@@ -264,6 +269,7 @@ impl kprobes::Handler for Hit {
 }
 
 impl kprobes::RetHandler for Hit {
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn entry(&self, regs: &PtRegs, data: &mut [u8]) {
         // store_trace_entry_data(): the function arguments `$argN` needs.
         for (i, &n) in self.probe.spec.entry.args().iter().enumerate() {
@@ -275,6 +281,7 @@ impl kprobes::RetHandler for Hit {
     }
 
     #[inline]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn ret(&self, regs: &PtRegs, ret_ip: usize, data: &[u8]) {
         let func = self.addr.load(Ordering::Relaxed) as u64;
         self.record::<true>(regs, data, func, ret_ip as u64);

@@ -253,6 +253,7 @@ impl HitBuffers {
     }
 
     /// Runs `f` with this CPU's buffer, or returns `None` if it is in use.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn with<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Option<R> {
         let b = self.bufs.get(processor_id())?;
         // INVARIANT: the bytes are accessed below only if this swap is the

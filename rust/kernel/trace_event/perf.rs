@@ -33,6 +33,7 @@ impl PerfCall {
     /// # Safety
     ///
     /// `ptr` must be a registered event that perf has open, for `'a`.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::trace_event_call) -> &'a Self {
         // INVARIANT: the caller guarantees that `ptr` is a registered event
         // that perf has open for `'a`, as long as the reference can be used.
@@ -54,6 +55,7 @@ impl PerfCall {
     ///
     /// [`PtRegs`]: crate::ptrace::PtRegs
     #[inline(never)]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn run_bpf(&self, regs: &crate::ptrace::PtRegs) -> bool {
         // SAFETY: by the type invariant the call is valid.
         if !unsafe { bindings::bpf_prog_array_valid(self.as_raw()) } {
@@ -73,6 +75,7 @@ impl PerfCall {
     ///
     /// [`PtRegs`]: crate::ptrace::PtRegs
     #[inline(never)]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn reserve<'a>(
         &'a self,
         regs: &'a crate::ptrace::PtRegs,
@@ -145,6 +148,7 @@ pub struct PerfRecord<'a> {
 impl PerfRecord<'_> {
     /// The whole record, zeroed; bytes 0..8 are the `trace_entry` header,
     /// which perf fills in when the record is submitted.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn bytes(&mut self) -> &mut [u8] {
         // SAFETY: by the type invariant `buf` has `len` writable bytes.
         unsafe {
@@ -157,6 +161,7 @@ impl PerfRecord<'_> {
 #[cfg(all(CONFIG_KPROBES, CONFIG_PERF_EVENTS))]
 impl Drop for PerfRecord<'_> {
     #[inline(never)]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn drop(&mut self) {
         // SAFETY: by the type invariant; `perf_tp_event()` releases the
         // recursion context.
@@ -221,6 +226,7 @@ impl PerfSlot {
     }
 
     /// Calls `f` with the event if perf has it open.
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn with(&self, f: impl FnOnce(&PerfCall)) {
         if !self.is_set() {
             return;
