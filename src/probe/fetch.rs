@@ -96,7 +96,7 @@ struct Out<'a> {
 }
 
 impl Out<'_> {
-    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
+    #[cfg_attr(CONFIG_KPROBES, allow(unsafe_code), link_section = ".kprobes.text")]
     fn put(&mut self, at: usize, bytes: &[u8]) {
         if let Some(d) = self.buf.get_mut(at..at + bytes.len()) {
             d.copy_from_slice(bytes);
@@ -161,7 +161,7 @@ impl Out<'_> {
         }
     }
 
-    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
+    #[cfg_attr(CONFIG_KPROBES, allow(unsafe_code), link_section = ".kprobes.text")]
     fn put_u32(&mut self, at: usize, v: u32) {
         if let Some(d) = self
             .buf
@@ -175,7 +175,7 @@ impl Out<'_> {
 
 /// `make_data_loc()`: length in the high half, offset from the record start
 /// in the low half.
-#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
+#[cfg_attr(CONFIG_KPROBES, allow(unsafe_code), link_section = ".kprobes.text")]
 fn data_loc(len: usize, offset: usize) -> u32 {
     ((len as u32) << 16) | (offset as u32 & 0xffff)
 }
@@ -185,7 +185,7 @@ fn data_loc(len: usize, offset: usize) -> u32 {
 /// at its offset) then the strings. `head` is the size of the record head
 /// (16 for a kprobe, 24 for a kretprobe); `edata` the entry data of a
 /// return probe. Returns the payload length.
-#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
+#[cfg_attr(CONFIG_KPROBES, allow(unsafe_code), link_section = ".kprobes.text")]
 pub fn store<M: Machine + ?Sized, S: Store>(
     args: &[Arg<S>],
     fixed_size: usize,
@@ -249,7 +249,7 @@ fn store_with<M: Machine + ?Sized, S: Store, const SHORTCUT: bool>(
 /// it made the loop over the arguments in [`store`] keep more registers
 /// (two instructions an argument on arm64).
 #[inline(never)]
-#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
+#[cfg_attr(CONFIG_KPROBES, allow(unsafe_code), link_section = ".kprobes.text")]
 fn clear_field<S: Store>(out: &mut Out<'_>, a: &Arg<S>, at: usize, size: usize) {
     out.clear(at, size);
     if a.dynamic {
@@ -324,7 +324,7 @@ fn fold_insns<S: Store>(
 /// The rest of [`simple`]: dereference chains, bitfields, strings. Out of
 /// line, so that the loop over the arguments in [`store`] stays small.
 #[inline(never)]
-#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
+#[cfg_attr(CONFIG_KPROBES, allow(unsafe_code), link_section = ".kprobes.text")]
 fn run_shortcut<M: Machine + ?Sized, S: Store>(
     a: &Arg<S>,
     sc: Shortcut,
@@ -476,7 +476,7 @@ fn mem_word<M: Machine + ?Sized>(m: &M, space: Space, c: &Insn, val: u64) -> [u8
 
 /// Reads a word (stage 2) with `probe_mem_read[_user]()` routing.
 #[inline]
-#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
+#[cfg_attr(CONFIG_KPROBES, allow(unsafe_code), link_section = ".kprobes.text")]
 fn read_word<M: Machine + ?Sized>(m: &M, space: Space, addr: u64) -> Result<u64, Fault> {
     let mut w = [0u8; 8];
     read(m, space, addr, &mut w)?;
@@ -504,7 +504,7 @@ fn below_task_size<M: Machine + ?Sized>(m: &M, addr: u64) -> bool {
 
 /// `regs_get_kernel_argument()`: argument `n` (0-based) from its register,
 /// else as the architecture says.
-#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
+#[cfg_attr(CONFIG_KPROBES, allow(unsafe_code), link_section = ".kprobes.text")]
 pub fn kernel_argument<M: Machine + ?Sized>(m: &M, n: u32) -> u64 {
     let arch = m.arch();
     match arch.argument_registers.get(n as usize) {
@@ -572,7 +572,7 @@ fn store_str<M: Machine + ?Sized>(
 /// commonest programs do not come here ([`simple`]), and inlined it made
 /// the loop over the arguments in [`store`] keep more registers.
 #[inline(never)]
-#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
+#[cfg_attr(CONFIG_KPROBES, allow(unsafe_code), link_section = ".kprobes.text")]
 fn run<M: Machine + ?Sized, S: Store>(
     a: &Arg<S>,
     m: &M,
@@ -721,7 +721,7 @@ fn run<M: Machine + ?Sized, S: Store>(
 /// (not such an array, or the block faulted somewhere: then each element
 /// is read alone, and one that faults reads as 0, as before).
 #[inline(never)]
-#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
+#[cfg_attr(CONFIG_KPROBES, allow(unsafe_code), link_section = ".kprobes.text")]
 fn array_at_once<M: Machine + ?Sized, S: Store>(
     a: &Arg<S>,
     pc: usize,
@@ -746,7 +746,7 @@ fn array_at_once<M: Machine + ?Sized, S: Store>(
 }
 
 /// `fetch_apply_bitfield()`: shift left then right in the container.
-#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
+#[cfg_attr(CONFIG_KPROBES, allow(unsafe_code), link_section = ".kprobes.text")]
 fn apply_bitfield(out: &mut Out<'_>, at: usize, b: &Insn) {
     let size = usize::from(b.size);
     let Some(w) = out.get_word(at, size) else {
