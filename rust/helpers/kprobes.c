@@ -22,12 +22,14 @@ void rust_helper_kprobes_hit_counter_inc(u64 *c)
 {
 	this_cpu_inc(*(u64 __percpu __force *)c);
 }
+
 NOKPROBE_SYMBOL(rust_helper_kprobes_hit_counter_inc);
 
 void rust_helper_kprobes_hit_counter_add(u64 *c, u64 n)
 {
 	this_cpu_add(*(u64 __percpu __force *)c, n);
 }
+
 NOKPROBE_SYMBOL(rust_helper_kprobes_hit_counter_add);
 
 u64 rust_helper_kprobes_hit_counter_sum(u64 *c)
@@ -49,6 +51,7 @@ unsigned long rust_helper_kprobes_this_cpu_ptr(unsigned long ptr)
 {
 	return (unsigned long)this_cpu_ptr((void __percpu __force *)ptr);
 }
+
 NOKPROBE_SYMBOL(rust_helper_kprobes_this_cpu_ptr);
 
 /*

@@ -29,12 +29,14 @@ struct hlist_head *rust_helper_trace_event_perf_head(struct trace_event_call *ca
 
 	return hlist_empty(head) ? NULL : head;
 }
+
 NOKPROBE_SYMBOL(rust_helper_trace_event_perf_head);
 
 bool rust_helper_bpf_prog_array_valid(struct trace_event_call *call)
 {
 	return bpf_prog_array_valid(call);
 }
+
 NOKPROBE_SYMBOL(rust_helper_bpf_prog_array_valid);
 
 /* trace_call_bpf(), or its stub without CONFIG_BPF_EVENTS. */
@@ -42,6 +44,7 @@ unsigned int rust_helper_trace_event_call_bpf(struct trace_event_call *call, voi
 {
 	return trace_call_bpf(call, ctx);
 }
+
 NOKPROBE_SYMBOL(rust_helper_trace_event_call_bpf);
 #endif
 

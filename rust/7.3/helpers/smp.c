@@ -15,22 +15,26 @@ __rust_helper unsigned long rust_helper_task_size(void)
 {
 	return TASK_SIZE;
 }
+
 NOKPROBE_SYMBOL(rust_helper_task_size);
 
 __rust_helper void rust_helper_rcu_read_lock_sched_notrace(void)
 {
 	rcu_read_lock_sched_notrace();
 }
+
 NOKPROBE_SYMBOL(rust_helper_rcu_read_lock_sched_notrace);
 
 __rust_helper void rust_helper_rcu_read_unlock_sched_notrace(void)
 {
 	rcu_read_unlock_sched_notrace();
 }
+
 NOKPROBE_SYMBOL(rust_helper_rcu_read_unlock_sched_notrace);
 
 __rust_helper const char *rust_helper_current_comm(void)
 {
 	return current->comm;
 }
+
 NOKPROBE_SYMBOL(rust_helper_current_comm);

@@ -30,12 +30,14 @@ __rust_helper struct hlist_head *rust_helper_trace_event_perf_head(struct trace_
 
 	return hlist_empty(head) ? NULL : head;
 }
+
 NOKPROBE_SYMBOL(rust_helper_trace_event_perf_head);
 
 __rust_helper bool rust_helper_bpf_prog_array_valid(struct trace_event_call *call)
 {
 	return bpf_prog_array_valid(call);
 }
+
 NOKPROBE_SYMBOL(rust_helper_bpf_prog_array_valid);
 
 /* trace_call_bpf(), or its stub without CONFIG_BPF_EVENTS. */
@@ -44,6 +46,7 @@ rust_helper_trace_event_call_bpf(struct trace_event_call *call, void *ctx)
 {
 	return trace_call_bpf(call, ctx);
 }
+
 NOKPROBE_SYMBOL(rust_helper_trace_event_call_bpf);
 #endif
 

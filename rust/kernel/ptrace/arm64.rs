@@ -40,6 +40,7 @@ impl PtRegs {
     /// it is neither on the task stack the registers point into nor on
     /// this CPU's IRQ stack.
     #[inline(never)]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn stack_nth(&self, n: u32) -> usize {
         // SAFETY: the registers are valid (type invariant); the function
         // reads the word only after checking that it is on a stack.

@@ -28,6 +28,7 @@ impl PtRegs {
     /// Word `n` of the kernel stack (`regs_get_kernel_stack_nth()`): 0 if
     /// it is not on the stack the registers point into.
     #[inline]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn stack_nth(&self, n: u32) -> usize {
         let sp = self.sp();
         let addr = sp.wrapping_add(n as usize * 8);
