@@ -6,10 +6,12 @@
 //! Documentation/trace/kprobetrace.rst: probe definitions written to
 //! `<tracefs>/kprobe_events` become trace events (`events/kprobes/<EVENT>/`)
 //! whose records the probe handlers write into the ring buffer;
-//! `kprobe_profile` counts hits and misses; `dynamic_events` lists, creates
-//! and removes the same probes. When the kernel has the C
-//! implementation too, the files are `rkprobe_events` and `rkprobe_profile`
-//! and the default group is `rkprobes`, so that both can run in one boot.
+//! `kprobe_profile` counts hits and misses, and `kprobe_misses` (the
+//! module's own) why hits left no record, by cause; `dynamic_events` lists,
+//! creates and removes the same probes. When the kernel has the C
+//! implementation too, the files are `rkprobe_events`, `rkprobe_profile`
+//! and `rkprobe_misses`, and the default group is `rkprobes`, so that both
+//! can run in one boot.
 //!
 //! - [`probe`]: the probe language (parser, compiler, interpreter, formats),
 //!   `core` only, host-tested.
@@ -119,6 +121,16 @@ impl tracefs::Operations for ProfileFile {
     }
 }
 
+/// `kprobe_misses`.
+struct MissesFile(Arc<Type<Probes>>);
+
+#[vtable]
+impl tracefs::Operations for MissesFile {
+    fn show(&self, mut m: &kernel::seq_file::SeqFile) -> Result {
+        self.0.data().misses(&mut Raw(&mut m))
+    }
+}
+
 /// Registers probes on modules as they load.
 struct Coming(Arc<Type<Probes>>);
 
@@ -131,6 +143,7 @@ impl module_notifier::ModuleComing for Coming {
 struct RustKprobeEvents {
     _events: Pin<KBox<tracefs::File<EventsFile>>>,
     _profile: Pin<KBox<tracefs::File<ProfileFile>>>,
+    _misses: Pin<KBox<tracefs::File<MissesFile>>>,
     _coming: Pin<KBox<module_notifier::ModuleNotifier<Coming>>>,
     probes: Arc<Type<Probes>>,
 }
@@ -139,6 +152,7 @@ struct RustKprobeEvents {
 struct Names {
     events: &'static CStr,
     profile: &'static CStr,
+    misses: &'static CStr,
     group: &'static [u8],
 }
 
@@ -147,12 +161,14 @@ const NAMES: Names = if cfg!(CONFIG_KPROBE_EVENTS) {
     Names {
         events: c_str!("rkprobe_events"),
         profile: c_str!("rkprobe_profile"),
+        misses: c_str!("rkprobe_misses"),
         group: b"rkprobes",
     }
 } else {
     Names {
         events: c_str!("kprobe_events"),
         profile: c_str!("kprobe_profile"),
+        misses: c_str!("kprobe_misses"),
         group: b"kprobes",
     }
 };
@@ -168,6 +184,10 @@ impl kernel::Module for RustKprobeEvents {
             tracefs::File::new(NAMES.profile, 0o440, module, ProfileFile(probes.clone())),
             GFP_KERNEL,
         )?;
+        let misses = KBox::pin_init(
+            tracefs::File::new(NAMES.misses, 0o440, module, MissesFile(probes.clone())),
+            GFP_KERNEL,
+        )?;
         let coming = KBox::pin_init(
             // After the other module notifiers, as the C kprobe events'
             // (trace_kprobe.c:728).
@@ -181,6 +201,7 @@ impl kernel::Module for RustKprobeEvents {
         Ok(RustKprobeEvents {
             _events: events,
             _profile: profile,
+            _misses: misses,
             _coming: coming,
             probes,
         })

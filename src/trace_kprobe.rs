@@ -75,7 +75,7 @@ mod stored;
 mod strings;
 
 use event::{Event, EventShared};
-use hit::Hit;
+use hit::{count, Hit};
 use registration::{module_exists, register};
 use stored::{Args, Exact, StoredProbe};
 use strings::EventStrings;
@@ -213,11 +213,16 @@ impl TraceKprobe {
         Arc::ptr_eq(self.shared(), other.shared())
     }
 
-    fn nmissed(&self) -> usize {
+    /// The kprobe core's misses: hits on a CPU where a kprobe handler was
+    /// running, and a return probe's calls that found no free instance.
+    fn nmissed(&self) -> (u64, u64) {
         match self {
-            TraceKprobe::Pending(_) => 0,
-            TraceKprobe::Kprobe(k) => k.nmissed(),
-            TraceKprobe::Kretprobe(r) => r.nmissed(),
+            TraceKprobe::Pending(_) => (0, 0),
+            TraceKprobe::Kprobe(k) => (k.nmissed() as u64, 0),
+            TraceKprobe::Kretprobe(r) => (
+                r.nmissed_reentered() as u64,
+                r.nmissed_no_instance() as u64,
+            ),
         }
     }
 
@@ -231,16 +236,32 @@ impl TraceKprobe {
         }
     }
 
-    /// Hits, and hits not recorded for a nested scratch buffer: its
-    /// handler's counts (a probe never registered has none).
-    fn counts(&self) -> (u64, u64) {
+    /// Its handler's counts (a probe never registered has none).
+    fn counts(&self) -> hit::Counts {
         match self {
-            TraceKprobe::Pending(_) => (0, 0),
+            TraceKprobe::Pending(_) => Default::default(),
             TraceKprobe::Kprobe(k) => k.handler().counts(),
             TraceKprobe::Kretprobe(r) => r.handler().counts(),
         }
     }
 }
+
+/// The columns of `kprobe_misses` after the event's name.
+const MISSES_COLUMNS: [&str; 8] = [
+    "hits",
+    "missed",
+    "recursion",
+    "maxactive",
+    "filtered",
+    "disabled",
+    "no_buffer",
+    "faulted",
+];
+
+/// The width `kprobe_misses` pads an event's name to (longer ones push the
+/// line on), and each count's.
+const MISSES_NAME_WIDTH: usize = 32;
+const MISSES_WIDTH: usize = 10;
 
 // The record heads the probe language lays out start with the kernel's
 // `trace_entry`.
@@ -783,16 +804,58 @@ impl Probes {
             let s = p.shared();
             let name = s.event.name();
             let pad = 44usize.saturating_sub(name.len());
-            let (hits, nested) = p.counts();
+            let c = p.counts();
+            let (reentered, no_instance) = p.nmissed();
             writeln!(
                 w,
                 "  {}{:pad$} {:>15} {:>15}",
                 Bytes(name),
                 "",
-                hits,
-                p.nmissed() as u64 + nested
+                c[count::HITS],
+                reentered + no_instance + c[count::NESTED]
             )
             .map_err(|_| ENOMEM)?;
+        }
+        Ok(())
+    }
+
+    /// `kprobe_misses`: per probe, as in `kprobe_profile`, its hits and
+    /// misses, then why hits left no record, by cause.
+    pub(crate) fn misses(&self, w: &mut dyn core::fmt::Write) -> Result {
+        let _lock = lock_events();
+        // The name padded as `kprobe_profile` pads it (`Bytes` takes no
+        // width), then the counts.
+        let row = |w: &mut dyn core::fmt::Write, name: &[u8], cells: &[u64]| {
+            let pad = MISSES_NAME_WIDTH.saturating_sub(name.len());
+            write!(w, "{}{:pad$}", Bytes(name), "")?;
+            for c in cells {
+                write!(w, " {c:>MISSES_WIDTH$}")?;
+            }
+            writeln!(w)
+        };
+        let header = |w: &mut dyn core::fmt::Write| {
+            write!(w, "{:<MISSES_NAME_WIDTH$}", "# event")?;
+            for c in MISSES_COLUMNS {
+                write!(w, " {c:>MISSES_WIDTH$}")?;
+            }
+            writeln!(w)
+        };
+        header(w).map_err(|_| ENOMEM)?;
+        for p in self.state.lock().probes.iter() {
+            let c = p.counts();
+            let (reentered, no_instance) = p.nmissed();
+            let recursion = reentered + c[count::NESTED];
+            let cells = [
+                c[count::HITS],
+                recursion + no_instance,
+                recursion,
+                no_instance,
+                c[count::FILTERED],
+                c[count::DISABLED],
+                c[count::NO_BUFFER],
+                c[count::FAULTED],
+            ];
+            row(w, p.shared().event.name(), &cells).map_err(|_| ENOMEM)?;
         }
         Ok(())
     }

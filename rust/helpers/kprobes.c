@@ -4,13 +4,14 @@
 #include <linux/percpu.h>
 
 /*
- * kprobes::HitCounter: one u64 per CPU, as trace_kprobe.nhit
+ * kprobes::HitCounters: @n u64s per CPU, as trace_kprobe.nhit is one
  * (trace_kprobe.c:287). The Rust side increments inline on x86-64 and
- * arm64 and uses kprobes_hit_counter_inc() elsewhere.
+ * arm64 and uses kprobes_hit_counter_inc() elsewhere; the other helpers
+ * take the per-CPU address of one of the counters.
  */
-u64 *rust_helper_kprobes_hit_counter_alloc(void)
+u64 *rust_helper_kprobes_hit_counters_alloc(size_t n)
 {
-	return (u64 __force *)alloc_percpu(u64);
+	return (u64 __force *)__alloc_percpu(n * sizeof(u64), __alignof__(u64));
 }
 
 void rust_helper_kprobes_hit_counter_free(u64 *c)

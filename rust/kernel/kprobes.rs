@@ -41,7 +41,7 @@
 mod percpu;
 
 pub use percpu::{
-    current_task, processor_id, this_cpu_ptr, HitBuffers, HitCounter, HIT_BUFFER_SIZE,
+    current_task, processor_id, this_cpu_ptr, HitBuffers, HitCounters, HIT_BUFFER_SIZE,
 };
 
 use crate::{bindings, error::to_result, prelude::*, ptrace::PtRegs, str::CString, types::Opaque};
@@ -795,9 +795,20 @@ impl<T: RetHandler> RetRegistration<T> {
 
     /// Missed hits: of the entry kprobe plus those for lack of an instance.
     pub fn nmissed(&self) -> usize {
+        self.nmissed_reentered() + self.nmissed_no_instance()
+    }
+
+    /// Calls the entry kprobe missed because a kprobe handler was already
+    /// running on that CPU (`kp.nmissed`).
+    pub fn nmissed_reentered(&self) -> usize {
+        self.common().nmissed()
+    }
+
+    /// Calls that found no free instance (`maxactive` in use at once), or a
+    /// return hook being freed (`rp.nmissed`).
+    pub fn nmissed_no_instance(&self) -> usize {
         // SAFETY: `rp` is valid; the counter changes concurrently.
-        let no_instance = unsafe { ptr::addr_of!((*self.rp.get()).nmissed).read_volatile() };
-        self.common().nmissed() + no_instance as usize
+        (unsafe { ptr::addr_of!((*self.rp.get()).nmissed).read_volatile() }) as usize
     }
 
     /// Whether the probed code went away (its module was unloaded).

@@ -34,7 +34,7 @@ mod perf;
 mod targets;
 
 pub use error_log::ErrorLog;
-pub use file::{EventFile, Reservation};
+pub use file::{EventFile, Fate, Reservation};
 pub use lock::{lock_events, EventGuard, EventLock};
 pub use perf::{PerfCall, PerfRecord, PerfSlot};
 pub use targets::{FileSet, Targets, MAX_INSTANCES};

@@ -27,7 +27,13 @@
 //! - The fetch programs' shapes were worked out when they were parsed
 //!   (`probe::fetch`).
 //!
-//! How it scales: on a hit the module writes only this CPU's counter, this
+//! Why a hit left no record is counted by cause (`kprobe_misses`): each
+//! instance's record says what became of it ([`Fate`]), and a hit whose
+//! record was not written, or was written with a faulted read, adds one to
+//! the cause's per-CPU counter. A written record counts nothing but the
+//! hit.
+//!
+//! How it scales: on a hit the module writes only this CPU's counters, this
 //! CPU's ring-buffer page and, with strings, this CPU's scratch buffer and
 //! its flag (on a cache line of its own). It reads the probe's programs and
 //! the event's instance slots, which change only on enable, disable and perf
@@ -43,31 +49,51 @@
 //! more than a call here: a fill closure passed out of line spills its
 //! captures on every hit.
 
-use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use kernel::{
-    kprobes::{self, HitBuffers, HitCounter},
+    kprobes::{self, HitBuffers, HitCounters},
     prelude::*,
     ptrace::PtRegs,
     sync::Arc,
-    trace_event::dyn_event::Entry,
+    trace_event::{dyn_event::Entry, Fate},
 };
 
 use super::{event::EventShared, ProbeShared};
 use crate::kernel_env::HitMachine;
 use crate::probe::{arg::EntryList, command::ArgList, fetch, format};
 
+/// A handler's counters ([`Counts`]' indexes), kept per CPU.
+pub(super) mod count {
+    /// Hits (`trace_kprobe.nhit`).
+    pub(crate) const HITS: usize = 0;
+    /// Hits with strings nested on a CPU whose scratch buffer was in use
+    /// (an interrupt during a handler): not recorded, so counted with the
+    /// kprobe core's misses in `kprobe_profile`.
+    pub(crate) const NESTED: usize = 1;
+    /// Records the event's filter rejected ([`Fate::Filtered`]).
+    pub(crate) const FILTERED: usize = 2;
+    /// Records not made for a soft-disable or the pid filter
+    /// ([`Fate::Disabled`]).
+    pub(crate) const DISABLED: usize = 3;
+    /// Records the ring buffer had no room for ([`Fate::NoRoom`]).
+    pub(crate) const NO_BUFFER: usize = 4;
+    /// Records written with a read that faulted.
+    pub(crate) const FAULTED: usize = 5;
+    /// How many.
+    pub(crate) const N: usize = 6;
+}
+
+/// A handler's counts, summed over the CPUs ([`count`] indexes them).
+pub(crate) type Counts = [u64; count::N];
+
 /// The handler of a probe's kprobe or kretprobe: the probe, and what only
 /// the hit needs (in the kprobe registration, which the kprobe core hands
 /// the hit anyway).
 pub(crate) struct Hit {
     pub(super) probe: Arc<Entry<ProbeShared>>,
-    /// Hits, per CPU (`trace_kprobe.nhit`).
-    nhit: HitCounter,
-    /// Hits with strings nested on a CPU whose scratch buffer was in use
-    /// (an interrupt during a handler): not recorded, so counted with the
-    /// kprobe core's misses in `kprobe_profile`.
-    nested: AtomicU64,
+    /// Hits, and why hits left no record, per CPU ([`count`]).
+    counters: HitCounters<{ count::N }>,
     /// The probed address, as the kprobe core registered it (`kp.addr`):
     /// what a record's `__probe_ip` (or `__probe_func`) says, as in C.
     pub(super) addr: AtomicUsize,
@@ -76,26 +102,27 @@ pub(crate) struct Hit {
 
 impl Hit {
     /// The handler of `probe`, its counts going on from `counts` (those of
-    /// its registration before, if any: hits, nested hits).
+    /// its registration before, if any).
     pub(super) fn new(
         probe: Arc<Entry<ProbeShared>>,
         buffers: &Arc<HitBuffers>,
-        counts: (u64, u64),
+        counts: &Counts,
     ) -> Result<Self> {
-        let mut nhit = HitCounter::new()?;
-        nhit.add(counts.0);
+        let mut counters = HitCounters::new()?;
+        for (i, &n) in counts.iter().enumerate() {
+            counters.add(i, n);
+        }
         Ok(Hit {
             probe,
-            nhit,
-            nested: AtomicU64::new(counts.1),
+            counters,
             addr: AtomicUsize::new(0),
             buffers: buffers.clone(),
         })
     }
 
-    /// Hits, and hits not recorded for a nested scratch buffer.
-    pub(super) fn counts(&self) -> (u64, u64) {
-        (self.nhit.sum(), self.nested.load(Ordering::Relaxed))
+    /// The counts so far, summed over the CPUs.
+    pub(super) fn counts(&self) -> Counts {
+        core::array::from_fn(|i| self.counters.sum(i))
     }
 
     /// Runs the programs and writes a record into each enabled instance,
@@ -115,7 +142,7 @@ impl Hit {
     pub(super) fn record<const RET: bool>(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
         // Armed only while in use; a hit racing with disarming is counted
         // and finds nothing to write to, as in C's dispatcher.
-        self.nhit.inc(regs);
+        self.counters.inc(count::HITS, regs);
         if self.probe.spec.args.as_slice().is_empty() {
             self.record_empty::<RET>(regs, h0, h1);
         } else if !self.probe.dynamic {
@@ -130,7 +157,7 @@ impl Hit {
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn record_empty<const RET: bool>(&self, regs: &PtRegs, h0: u64, h1: u64) {
         let ev = &*self.probe.event;
-        write(ev, regs, format::head_size(RET), h0, h1, 0, |_| {});
+        write(ev, &self.counters, regs, format::head_size(RET), h0, h1, 0, |_| false);
     }
 
     /// The record's size is known: fetch straight into it, as C does (once
@@ -142,8 +169,10 @@ impl Hit {
         let ev = &*p.event;
         let hs = format::head_size(RET);
         let (args, size) = (p.spec.args.as_slice(), p.spec.size);
-        write(ev, regs, hs, h0, h1, size, |d| {
-            fetch::store(args, size, &HitMachine::new(regs), edata, hs, d);
+        write(ev, &self.counters, regs, hs, h0, h1, size, |d| {
+            let m = HitMachine::new(regs);
+            fetch::store(args, size, &m, edata, hs, d);
+            m.faulted()
         });
     }
 
@@ -160,21 +189,17 @@ impl Hit {
             let Some(payload) = buf.get_mut(hs..) else {
                 return;
             };
-            let n = fetch::store(
-                args,
-                p.spec.size,
-                &HitMachine::new(regs),
-                edata,
-                hs,
-                payload,
-            );
+            let m = HitMachine::new(regs);
+            let n = fetch::store(args, p.spec.size, &m, edata, hs, payload);
             let payload = &payload[..n.min(payload.len())];
-            write(ev, regs, hs, h0, h1, payload.len(), |d| {
-                d.copy_from_slice(payload)
+            let faulted = m.faulted();
+            write(ev, &self.counters, regs, hs, h0, h1, payload.len(), |d| {
+                d.copy_from_slice(payload);
+                faulted
             });
         });
         if done.is_none() {
-            self.nested.fetch_add(1, Ordering::Relaxed);
+            self.counters.inc(count::NESTED, regs);
         }
     }
 }
@@ -182,21 +207,36 @@ impl Hit {
 /// Writes a record of `len` bytes after the head into each instance the
 /// event is enabled in, then (`kprobe_perf_func()`) runs the event's BPF
 /// programs and writes the record to perf unless they drop the hit: the
-/// head words, then what `fill` puts in the `len` bytes.
+/// head words, then what `fill` puts in the `len` bytes (it says whether a
+/// read faulted). Each instance's record not written, or written with a
+/// fault, is counted in `counters` by its cause.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn write(
     ev: &EventShared,
+    counters: &HitCounters<{ count::N }>,
     regs: &PtRegs,
     hs: usize,
     h0: u64,
     h1: u64,
     len: usize,
-    mut fill: impl FnMut(&mut [u8]),
+    mut fill: impl FnMut(&mut [u8]) -> bool,
 ) {
     let head = [h0, h1];
     ev.targets.files().for_each_in_handler(regs, |f| {
+        let mut faulted = false;
         // (A soft-disabled event writes nothing: `record_hit` asks.)
-        f.record_hit(hs + len, regs, |b| put(b, hs, head, len, &mut fill));
+        let fate = f.record_hit(hs + len, regs, |b| {
+            faulted = put(b, hs, head, len, &mut fill)
+        });
+        let cause = match fate {
+            Fate::Written if !faulted => return,
+            Fate::Written => count::FAULTED,
+            Fate::Filtered => count::FILTERED,
+            Fate::Disabled => count::DISABLED,
+            Fate::NoRoom => count::NO_BUFFER,
+        };
+        counters.inc(cause, regs);
     });
     if ev.targets.perf().is_set() {
         write_perf(ev, regs, hs, head, len, &mut fill);
@@ -213,7 +253,7 @@ fn write_perf(
     hs: usize,
     head: [u64; 2],
     len: usize,
-    fill: &mut dyn FnMut(&mut [u8]),
+    fill: &mut dyn FnMut(&mut [u8]) -> bool,
 ) {
     ev.targets.perf().with(|p| {
         if !p.run_bpf(regs) {
@@ -226,15 +266,15 @@ fn write_perf(
 }
 
 /// Fills a reserved record: the head words, then `fill` for the `len`
-/// bytes after the head.
+/// bytes after the head. Says whether a read of `fill` faulted.
 #[inline(always)]
-fn put<F: FnMut(&mut [u8]) + ?Sized>(
+fn put<F: FnMut(&mut [u8]) -> bool + ?Sized>(
     b: &mut [u8],
     hs: usize,
     head: [u64; 2],
     len: usize,
     fill: &mut F,
-) {
+) -> bool {
     // Fixed-size copies: a single store each (`copy_from_slice` would call
     // out to `memcpy`).
     if let Some(d) = b
@@ -251,8 +291,9 @@ fn put<F: FnMut(&mut [u8]) + ?Sized>(
             *d = head[1].to_ne_bytes();
         }
     }
-    if let Some(d) = b.get_mut(hs..hs + len) {
-        fill(d);
+    match b.get_mut(hs..hs + len) {
+        Some(d) => fill(d),
+        None => false,
     }
 }
 

@@ -24,7 +24,7 @@ use kernel::{
     trace_event::dyn_event::Entry,
 };
 
-use super::hit::Hit;
+use super::hit::{self, Hit};
 use super::{ProbeShared, TraceKprobe};
 use crate::kernel_env::{self, cstring};
 use crate::probe::{
@@ -78,7 +78,7 @@ fn within_notrace_func(addr: usize) -> bool {
 pub(super) fn register(
     shared: &Arc<Entry<ProbeShared>>,
     buffers: &Arc<HitBuffers>,
-    counts: Option<(u64, u64)>,
+    counts: Option<hit::Counts>,
     symbol_address: Option<usize>,
 ) -> Result<TraceKprobe> {
     // __register_trace_kprobe() (trace_kprobe.c:498): lockdown first.
@@ -131,7 +131,7 @@ pub(super) fn register(
             .moved
             .store(u8::try_from(m).unwrap_or(0), Ordering::Relaxed);
     };
-    let hit = Hit::new(shared.clone(), buffers, counts.unwrap_or((0, 0)))?;
+    let hit = Hit::new(shared.clone(), buffers, &counts.unwrap_or_default())?;
     // Registered disarmed; the event arms it (`EventShared::attach`).
     if spec.is_return {
         let r = Arc::pin_init(

@@ -83,7 +83,7 @@ instances() {
 reader() {
 	ops=0
 	while [ ! -e /tmp/stop ]; do
-		cat $T/kprobe_events $T/kprobe_profile $T/dynamic_events $T/error_log > /dev/null 2>&1
+		cat $T/kprobe_events $T/kprobe_profile $T/kprobe_misses $T/dynamic_events $T/error_log > /dev/null 2>&1
 		cat $T/events/kprobes/*/format $T/events/stressb/*/format $T/events/*/*/trigger $T/events/*/*/hist > /dev/null 2>&1
 		ops=$((ops + 1))
 	done

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What probe handlers keep per CPU: hit counters ([`HitCounter`]) and
+//! What probe handlers keep per CPU: hit counters ([`HitCounters`]) and
 //! scratch buffers ([`HitBuffers`]), and the CPU a handler runs on
 //! ([`processor_id`]).
 
@@ -15,42 +15,46 @@ use core::{
     sync::atomic::{AtomicBool, Ordering},
 };
 
-/// A hit counter kept per CPU, as C keeps `trace_kprobe.nhit`
-/// (`alloc_percpu()`, trace_kprobe.c:287): a hit adds to this CPU's counter
-/// only, so no cache line shared between CPUs is written on a hit; a read
-/// sums every possible CPU's counter.
+/// Hit counters kept per CPU, as C keeps `trace_kprobe.nhit`
+/// (`alloc_percpu()`, trace_kprobe.c:287): `N` counters, and a hit adds to
+/// this CPU's only, so no cache line shared between CPUs is written on a
+/// hit; a read sums every possible CPU's.
 ///
 /// # Examples
 ///
 /// ```
-/// use kernel::kprobes::HitCounter;
+/// use kernel::kprobes::HitCounters;
 ///
-/// let mut c = HitCounter::new()?;
-/// assert_eq!(c.sum(), 0);
-/// c.add(41);
-/// c.add(1);
-/// assert_eq!(c.sum(), 42);
+/// let mut c = HitCounters::<2>::new()?;
+/// assert_eq!(c.sum(0), 0);
+/// c.add(0, 41);
+/// c.add(0, 1);
+/// c.add(1, 7);
+/// assert_eq!((c.sum(0), c.sum(1)), (42, 7));
+/// // No third counter: nothing added, nothing counted.
+/// c.add(2, 1);
+/// assert_eq!(c.sum(2), 0);
 /// # Ok::<(), Error>(())
 /// ```
 ///
-/// A probe handler counts its hits with [`HitCounter::inc`], which takes
+/// A probe handler counts its hits with [`HitCounters::inc`], which takes
 /// the handler's [`PtRegs`] as proof that preemption is off:
 ///
 /// ```
 /// use kernel::c_str;
-/// use kernel::kprobes::{Handler, HitCounter, Place, Registration};
+/// use kernel::kprobes::{Handler, HitCounters, Place, Registration};
 /// use kernel::ptrace::PtRegs;
 ///
-/// struct Count(HitCounter);
+/// struct Count(HitCounters<1>);
 ///
 /// impl Handler for Count {
 ///     fn pre_handler(&self, regs: &PtRegs) {
-///         self.0.inc(regs);
+///         self.0.inc(0, regs);
 ///     }
 /// }
 ///
-/// let mut c = HitCounter::new()?;
-/// c.add(40);
+/// let mut c = HitCounters::new()?;
+/// c.add(0, 40);
 /// let place = Place::Symbol(c_str!("kstrtouint"), 0);
 /// let probe = KBox::pin_init(Registration::new(place, false, Count(c)), GFP_KERNEL)?;
 /// let mut v = 0u32;
@@ -59,90 +63,109 @@ use core::{
 ///     unsafe { kernel::bindings::kstrtouint(c_str!("7").as_char_ptr(), 10, &mut v) };
 /// }
 /// // Other callers of `kstrtouint()` may have hit it meanwhile.
-/// assert!(probe.handler().0.sum() >= 42);
+/// assert!(probe.handler().0.sum(0) >= 42);
 /// # Ok::<(), Error>(())
 /// ```
 ///
 /// # Invariants
 ///
-/// `ptr` is a per-CPU allocation of one `u64` (`alloc_percpu()`), zeroed at
-/// allocation, owned by this counter and freed when it is dropped. Through a
-/// shared reference, a CPU's `u64` is written only by [`HitCounter::inc`] on
-/// that CPU, in a probe handler.
-pub struct HitCounter {
+/// `ptr` is a per-CPU allocation of `N` `u64`s (`alloc_percpu()`), zeroed
+/// at allocation, owned by these counters and freed when they are dropped.
+/// Through a shared reference, a CPU's `u64`s are written only by
+/// [`HitCounters::inc`] on that CPU, in a probe handler.
+pub struct HitCounters<const N: usize> {
     ptr: *mut u64,
 }
 
 // SAFETY: the counters are only changed with this-CPU operations, which are
 // safe from any context, and read with plain loads of whole `u64`s.
-unsafe impl Send for HitCounter {}
+unsafe impl<const N: usize> Send for HitCounters<N> {}
 // SAFETY: as for `Send`.
-unsafe impl Sync for HitCounter {}
+unsafe impl<const N: usize> Sync for HitCounters<N> {}
 
-impl HitCounter {
-    /// A counter at zero on every CPU.
+impl<const N: usize> HitCounters<N> {
+    /// `N` counters at zero on every CPU.
     ///
     /// # Errors
     ///
     /// `ENOMEM`.
     pub fn new() -> Result<Self> {
         // SAFETY: no preconditions.
-        let ptr = unsafe { bindings::kprobes_hit_counter_alloc() };
+        let ptr = unsafe { bindings::kprobes_hit_counters_alloc(N) };
         if ptr.is_null() {
             return Err(ENOMEM);
         }
-        // INVARIANT: a zeroed per-CPU `u64`, owned from here on.
+        // INVARIANT: `N` zeroed per-CPU `u64`s, owned from here on.
         Ok(Self { ptr })
     }
 
-    /// Adds one to this CPU's counter in a probe handler: C's
-    /// `raw_cpu_inc()`, which `kprobe_dispatcher()` counts hits with. `regs`
-    /// proves that preemption is off ([`PtRegs`]' invariant). Inline: on
-    /// x86-64 one `incq %gs:`, on arm64 the offset register's `mrs` (the
-    /// kernel's own alternative), a load, an add and a store.
+    /// The per-CPU address of counter `i`, if there is one. (Arithmetic
+    /// on a per-CPU address, not a pointer into this address space.)
+    #[inline(always)]
+    fn at(&self, i: usize) -> Option<*mut u64> {
+        (i < N).then(|| self.ptr.wrapping_add(i))
+    }
+
+    /// Adds one to this CPU's counter `i` (none if `i` is not below `N`) in
+    /// a probe handler: C's `raw_cpu_inc()`, which `kprobe_dispatcher()`
+    /// counts hits with. `regs` proves that preemption is off
+    /// ([`PtRegs`]' invariant). Inline: on x86-64 one `incq %gs:`, on arm64
+    /// the offset register's `mrs` (the kernel's own alternative), a load,
+    /// an add and a store.
     ///
     /// A handler does not nest in another on its CPU (the kprobe core
     /// counts such a hit as missed and runs no handler), so no other write
     /// of this CPU's counter interleaves.
     #[inline(always)]
-    pub fn inc(&self, _regs: &PtRegs) {
+    pub fn inc(&self, i: usize, _regs: &PtRegs) {
+        let Some(ptr) = self.at(i) else {
+            return;
+        };
         #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
-        // SAFETY: `ptr` is a live per-CPU allocation (type invariant).
+        // SAFETY: `ptr` is a counter of a live per-CPU allocation (type
+        // invariant).
         unsafe {
-            x86_64::this_cpu_inc_u64(self.ptr)
+            x86_64::this_cpu_inc_u64(ptr)
         };
         #[cfg(all(CONFIG_ARM64, CONFIG_SMP))]
-        // SAFETY: `ptr` is a live per-CPU allocation (type invariant);
-        // `_regs` proves preemption off; this CPU's counter is written only
-        // here, by a handler on this CPU, and handlers do not nest on a CPU
-        // (type invariant, and the kprobe core).
+        // SAFETY: `ptr` is a counter of a live per-CPU allocation (type
+        // invariant); `_regs` proves preemption off; this CPU's counter is
+        // written only here, by a handler on this CPU, and handlers do not
+        // nest on a CPU (type invariant, and the kprobe core).
         unsafe {
-            arm64::raw_cpu_inc_u64(self.ptr)
+            arm64::raw_cpu_inc_u64(ptr)
         };
         #[cfg(not(all(any(CONFIG_X86_64, CONFIG_ARM64), CONFIG_SMP)))]
-        // SAFETY: `ptr` is a live per-CPU allocation (type invariant).
+        // SAFETY: `ptr` is a counter of a live per-CPU allocation (type
+        // invariant).
         unsafe {
-            bindings::kprobes_hit_counter_inc(self.ptr)
+            bindings::kprobes_hit_counter_inc(ptr)
         };
     }
 
-    /// Adds `n` to this CPU's counter (`this_cpu_add()`): a counter that
-    /// goes on from another's sum, before any handler uses it.
-    pub fn add(&mut self, n: u64) {
-        // SAFETY: `ptr` is a live per-CPU allocation (type invariant), and
-        // `&mut self` excludes every handler's `inc`.
-        unsafe { bindings::kprobes_hit_counter_add(self.ptr, n) };
+    /// Adds `n` to this CPU's counter `i` (`this_cpu_add()`): counters that
+    /// go on from others' sums, before any handler uses them.
+    pub fn add(&mut self, i: usize, n: u64) {
+        if let Some(ptr) = self.at(i) {
+            // SAFETY: `ptr` is a counter of a live per-CPU allocation (type
+            // invariant), and `&mut self` excludes every handler's `inc`.
+            unsafe { bindings::kprobes_hit_counter_add(ptr, n) };
+        }
     }
 
-    /// The sum over every possible CPU. A hit on another CPU meanwhile may
-    /// or may not be in it.
-    pub fn sum(&self) -> u64 {
-        // SAFETY: `ptr` is a live per-CPU allocation (type invariant).
-        unsafe { bindings::kprobes_hit_counter_sum(self.ptr) }
+    /// Counter `i` summed over every possible CPU (0 if `i` is not below
+    /// `N`). A hit on another CPU meanwhile may or may not be in it.
+    pub fn sum(&self, i: usize) -> u64 {
+        match self.at(i) {
+            // SAFETY: `ptr` is a counter of a live per-CPU allocation (type
+            // invariant).
+            Some(ptr) => unsafe { bindings::kprobes_hit_counter_sum(ptr) },
+            None => 0,
+        }
     }
 }
 
-impl Drop for HitCounter {
+impl<const N: usize> Drop for HitCounters<N> {
     fn drop(&mut self) {
         // SAFETY: allocated by `new` and not freed before (type invariant).
         unsafe { bindings::kprobes_hit_counter_free(self.ptr) };

@@ -24,6 +24,35 @@
 use crate::{bindings, types::Opaque};
 use core::{marker::PhantomData, mem::MaybeUninit, ptr};
 
+/// What became of a probe hit's record in one instance
+/// ([`EventFile::record_hit`]; C's `enum trace_event_record_fate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// It is in the ring buffer.
+    Written,
+    /// The event's filter rejected it.
+    Filtered,
+    /// The event is soft-disabled (a trigger's soft mode), or its pid
+    /// filter drops the task.
+    Disabled,
+    /// The ring buffer took no record: tracing is off, the buffer is full
+    /// (not overwriting) or disabled, or the record is too big for it.
+    NoRoom,
+}
+
+impl Fate {
+    /// The fate C's record API answered.
+    #[inline(always)]
+    fn from_raw(fate: bindings::trace_event_record_fate) -> Self {
+        match fate {
+            bindings::trace_event_record_fate_TRACE_EVENT_RECORD_WRITTEN => Fate::Written,
+            bindings::trace_event_record_fate_TRACE_EVENT_RECORD_FILTERED => Fate::Filtered,
+            bindings::trace_event_record_fate_TRACE_EVENT_RECORD_DISABLED => Fate::Disabled,
+            _ => Fate::NoRoom,
+        }
+    }
+}
+
 /// The event in one trace instance (`struct trace_event_file`).
 ///
 /// # Invariants
@@ -146,7 +175,10 @@ impl EventFile {
     /// record (`options/stacktrace`) starts at the probed instruction, as
     /// for C's kprobe events (`__kprobe_trace_func()`,
     /// trace_kprobe.c:1470-1480: `fbuffer.regs = regs`). A `len` shorter
-    /// than the header writes nothing.
+    /// than the header writes nothing (and says [`Fate::NoRoom`]).
+    ///
+    /// Returns what became of the record, so that a provider can count
+    /// why a hit left none.
     #[cfg(CONFIG_KPROBES)]
     #[inline]
     pub fn record_hit(
@@ -154,16 +186,16 @@ impl EventFile {
         len: usize,
         regs: &crate::ptrace::PtRegs,
         fill: impl FnOnce(&mut [u8]),
-    ) {
+    ) -> Fate {
         if len < super::ENTRY_SIZE {
-            return;
+            return Fate::NoRoom;
         }
         // Which of the tracing core's calls fits is asked here, without a
         // call (they ask again themselves).
         let flags = self.flags();
         if flags & FULL_PATH_FLAGS != 0 {
             if self.soft_disabled_as(flags) {
-                return;
+                return Fate::Disabled;
             }
             if flags & FULL_PATH_FLAGS == FILTERED && len <= FILTERED_ON_STACK {
                 // A filter alone: the record is made on the stack, and the
@@ -185,24 +217,35 @@ impl EventFile {
                 // SAFETY: the file is valid; `p` has the record's `len`
                 // bytes and a zeroed word after them, 8-aligned; preemption
                 // is off while `regs` lives.
-                unsafe {
+                let fate = unsafe {
                     bindings::trace_event_record_write(self.as_raw(), p.cast(), len, regs.as_raw())
                 };
-                return;
+                return Fate::from_raw(fate);
             }
         }
         let mut rec = MaybeUninit::<bindings::trace_event_record>::uninit();
         let entry = self.reserve_into(&mut rec, len, regs.as_raw());
         if entry.is_null() {
-            return;
+            return unreserved(&rec);
         }
         // SAFETY: the reserve gave `len` writable bytes at `entry`, ours
         // until the commit below.
         fill(unsafe { core::slice::from_raw_parts_mut(entry.cast::<u8>(), len) });
         // SAFETY: `rec` holds the reservation made above; `regs` outlives
         // the commit.
-        unsafe { bindings::trace_event_record_commit(rec.as_mut_ptr()) };
+        Fate::from_raw(unsafe { bindings::trace_event_record_commit(rec.as_mut_ptr()) })
     }
+}
+
+/// Why a reserve into `rec` gave no record. (Out of line: the usual hit
+/// has its record.)
+#[cfg(CONFIG_KPROBES)]
+#[cold]
+#[inline(never)]
+#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
+fn unreserved(rec: &MaybeUninit<bindings::trace_event_record>) -> Fate {
+    // SAFETY: a reserve that returns null has set `fate` (and only it).
+    Fate::from_raw(unsafe { ptr::addr_of!((*rec.as_ptr()).fate).read() })
 }
 
 /// The file flags under which a record needs more than a reserve and a
