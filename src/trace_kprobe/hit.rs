@@ -49,7 +49,10 @@
 //! more than a call here: a fill closure passed out of line spills its
 //! captures on every hit.
 
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::{
+    cell::Cell,
+    sync::atomic::{AtomicUsize, Ordering},
+};
 
 use kernel::{
     kprobes::{self, HitBuffers, HitCounters},
@@ -65,23 +68,40 @@ use crate::probe::{arg::EntryList, command::ArgList, fetch, format};
 
 /// A handler's counters ([`Counts`]' indexes), kept per CPU.
 pub(super) mod count {
-    /// Hits (`trace_kprobe.nhit`).
+    use super::Fate;
+
+    /// Hits (`trace_kprobe.nhit`). First: a hit counts it at the counters'
+    /// own address.
     pub(crate) const HITS: usize = 0;
+
+    // The next four are indexed by a record's fate (`of`): the counter of a
+    // record written with a fault, then the causes in `Fate`'s order.
+
+    /// Records written with a read that faulted.
+    pub(crate) const FAULTED: usize = 1 + Fate::Written as usize;
+    /// Records the event's filter rejected ([`Fate::Filtered`]).
+    pub(crate) const FILTERED: usize = 1 + Fate::Filtered as usize;
+    /// Records not made for a soft-disable or the pid filter
+    /// ([`Fate::Disabled`]).
+    pub(crate) const DISABLED: usize = 1 + Fate::Disabled as usize;
+    /// Records the ring buffer had no room for ([`Fate::NoRoom`]).
+    pub(crate) const NO_BUFFER: usize = 1 + Fate::NoRoom as usize;
     /// Hits with strings nested on a CPU whose scratch buffer was in use
     /// (an interrupt during a handler): not recorded, so counted with the
     /// kprobe core's misses in `kprobe_profile`.
-    pub(crate) const NESTED: usize = 1;
-    /// Records the event's filter rejected ([`Fate::Filtered`]).
-    pub(crate) const FILTERED: usize = 2;
-    /// Records not made for a soft-disable or the pid filter
-    /// ([`Fate::Disabled`]).
-    pub(crate) const DISABLED: usize = 3;
-    /// Records the ring buffer had no room for ([`Fate::NoRoom`]).
-    pub(crate) const NO_BUFFER: usize = 4;
-    /// Records written with a read that faulted.
-    pub(crate) const FAULTED: usize = 5;
+    pub(crate) const NESTED: usize = 5;
     /// How many.
     pub(crate) const N: usize = 6;
+
+    /// The counter of a record's fate: its cause if it was not written,
+    /// [`FAULTED`] if it was written with a fault. (The fate plus one: an
+    /// address computed in one instruction on a hit.)
+    #[inline(always)]
+    pub(crate) fn of(fate: Fate) -> usize {
+        1 + fate as usize
+    }
+
+    const _: () = assert!(NO_BUFFER < NESTED && NESTED < N);
 }
 
 /// A handler's counts, summed over the CPUs ([`count`] indexes them).
@@ -224,19 +244,18 @@ fn write(
 ) {
     let head = [h0, h1];
     ev.targets.files().for_each_in_handler(regs, |f| {
-        let mut faulted = false;
+        let faulted = Cell::new(false);
         // (A soft-disabled event writes nothing: `record_hit` asks.)
-        let fate = f.record_hit(hs + len, regs, |b| {
-            faulted = put(b, hs, head, len, &mut fill)
-        });
-        let cause = match fate {
-            Fate::Written if !faulted => return,
-            Fate::Written => count::FAULTED,
-            Fate::Filtered => count::FILTERED,
-            Fate::Disabled => count::DISABLED,
-            Fate::NoRoom => count::NO_BUFFER,
-        };
-        counters.inc(cause, regs);
+        f.record_hit(
+            hs + len,
+            regs,
+            |b| faulted.set(put(b, hs, head, len, &mut fill)),
+            |fate| {
+                if fate != Fate::Written || faulted.get() {
+                    counters.inc(count::of(fate), regs);
+                }
+            },
+        );
     });
     if ev.targets.perf().is_set() {
         write_perf(ev, regs, hs, head, len, &mut fill);

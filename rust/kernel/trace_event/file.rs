@@ -27,29 +27,29 @@ use core::{marker::PhantomData, mem::MaybeUninit, ptr};
 /// What became of a probe hit's record in one instance
 /// ([`EventFile::record_hit`]; C's `enum trace_event_record_fate`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
 pub enum Fate {
     /// It is in the ring buffer.
-    Written,
+    Written = bindings::trace_event_record_fate_TRACE_EVENT_RECORD_WRITTEN,
     /// The event's filter rejected it.
-    Filtered,
+    Filtered = bindings::trace_event_record_fate_TRACE_EVENT_RECORD_FILTERED,
     /// The event is soft-disabled (a trigger's soft mode), or its pid
     /// filter drops the task.
-    Disabled,
+    Disabled = bindings::trace_event_record_fate_TRACE_EVENT_RECORD_DISABLED,
     /// The ring buffer took no record: tracing is off, the buffer is full
     /// (not overwriting) or disabled, or the record is too big for it.
-    NoRoom,
+    NoRoom = bindings::trace_event_record_fate_TRACE_EVENT_RECORD_NO_ROOM,
 }
 
 impl Fate {
     /// The fate C's record API answered.
     #[inline(always)]
     fn from_raw(fate: bindings::trace_event_record_fate) -> Self {
-        match fate {
-            bindings::trace_event_record_fate_TRACE_EVENT_RECORD_WRITTEN => Fate::Written,
-            bindings::trace_event_record_fate_TRACE_EVENT_RECORD_FILTERED => Fate::Filtered,
-            bindings::trace_event_record_fate_TRACE_EVENT_RECORD_DISABLED => Fate::Disabled,
-            _ => Fate::NoRoom,
-        }
+        // SAFETY: `trace_event_record_commit()` and `_write()` return one
+        // of the values of `enum trace_event_record_fate`, and this enum
+        // has those values (`repr(u32)`). (No match: on a hit, the
+        // conversion costs no instruction.)
+        unsafe { core::mem::transmute::<bindings::trace_event_record_fate, Fate>(fate) }
     }
 }
 
@@ -175,10 +175,11 @@ impl EventFile {
     /// record (`options/stacktrace`) starts at the probed instruction, as
     /// for C's kprobe events (`__kprobe_trace_func()`,
     /// trace_kprobe.c:1470-1480: `fbuffer.regs = regs`). A `len` shorter
-    /// than the header writes nothing (and says [`Fate::NoRoom`]).
+    /// than the header writes nothing (a [`Fate::NoRoom`]).
     ///
-    /// Returns what became of the record, so that a provider can count
-    /// why a hit left none.
+    /// Then `done` is told what became of the record, so that a provider
+    /// can count why a hit left none. (A callback, not a return value: on
+    /// the usual paths the fate is a constant where `done` is inlined.)
     #[cfg(CONFIG_KPROBES)]
     #[inline]
     pub fn record_hit(
@@ -186,16 +187,17 @@ impl EventFile {
         len: usize,
         regs: &crate::ptrace::PtRegs,
         fill: impl FnOnce(&mut [u8]),
-    ) -> Fate {
+        done: impl FnOnce(Fate),
+    ) {
         if len < super::ENTRY_SIZE {
-            return Fate::NoRoom;
+            return done(Fate::NoRoom);
         }
         // Which of the tracing core's calls fits is asked here, without a
         // call (they ask again themselves).
         let flags = self.flags();
         if flags & FULL_PATH_FLAGS != 0 {
             if self.soft_disabled_as(flags) {
-                return Fate::Disabled;
+                return done(Fate::Disabled);
             }
             if flags & FULL_PATH_FLAGS == FILTERED && len <= FILTERED_ON_STACK {
                 // A filter alone: the record is made on the stack, and the
@@ -220,31 +222,40 @@ impl EventFile {
                 let fate = unsafe {
                     bindings::trace_event_record_write(self.as_raw(), p.cast(), len, regs.as_raw())
                 };
-                return Fate::from_raw(fate);
+                return done(Fate::from_raw(fate));
             }
         }
+        // Without a filter, pid filter or soft-disable (`FULL_PATH_FLAGS`
+        // clear when the flags were read), a record is dropped only for want
+        // of room, and a record reserved is written: the usual hit asks C
+        // nothing about it, and `done` is called with a constant fate.
+        let plain = flags & FULL_PATH_FLAGS == 0;
         let mut rec = MaybeUninit::<bindings::trace_event_record>::uninit();
         let entry = self.reserve_into(&mut rec, len, regs.as_raw());
         if entry.is_null() {
-            return unreserved(&rec);
+            return done(if plain { Fate::NoRoom } else { unreserved(&rec) });
         }
         // SAFETY: the reserve gave `len` writable bytes at `entry`, ours
         // until the commit below.
         fill(unsafe { core::slice::from_raw_parts_mut(entry.cast::<u8>(), len) });
         // SAFETY: `rec` holds the reservation made above; `regs` outlives
         // the commit.
-        Fate::from_raw(unsafe { bindings::trace_event_record_commit(rec.as_mut_ptr()) })
+        let fate = unsafe { bindings::trace_event_record_commit(rec.as_mut_ptr()) };
+        done(if plain {
+            Fate::Written
+        } else {
+            Fate::from_raw(fate)
+        })
     }
 }
 
-/// Why a reserve into `rec` gave no record. (Out of line: the usual hit
-/// has its record.)
+/// Why a reserve into `rec` gave no record. (Inline: one load, where a
+/// call would cost a hit that finds tracing off more than it.)
 #[cfg(CONFIG_KPROBES)]
-#[cold]
-#[inline(never)]
-#[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
+#[inline(always)]
 fn unreserved(rec: &MaybeUninit<bindings::trace_event_record>) -> Fate {
-    // SAFETY: a reserve that returns null has set `fate` (and only it).
+    // SAFETY: a reserve that returns null has set `fate` (and only it),
+    // to a value of `enum trace_event_record_fate`.
     Fate::from_raw(unsafe { ptr::addr_of!((*rec.as_ptr()).fate).read() })
 }
 
