@@ -114,6 +114,13 @@ impl EventFile {
         if flags & mode == 0 || flags & u64::from(bindings::EVENT_FILE_FL_TRIGGER_COND) != 0 {
             return false;
         }
+        // Soft-disabled with no trigger to run: what the C function answers
+        // then, without the call (an `enable_event` trigger's target, which
+        // a provider is asked about on every hit).
+        let no_triggers = u64::from(bindings::EVENT_FILE_FL_TRIGGER_MODE);
+        if flags & no_triggers == 0 && flags & u64::from(bindings::EVENT_FILE_FL_SOFT_DISABLED) != 0 {
+            return true;
+        }
         // SAFETY: as above.
         unsafe { bindings::__trace_trigger_soft_disabled(self.as_raw()) }
     }
