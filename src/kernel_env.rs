@@ -471,8 +471,6 @@ pub(crate) struct HitMachine<'a> {
     /// only, so it holds for the hit; asking once saves a helper call per
     /// memory read (an array reads each element).
     task_size: Cell<u64>,
-    /// Whether a read faulted (`kprobe_misses`' `faulted`).
-    faulted: Cell<bool>,
 }
 
 impl<'a> HitMachine<'a> {
@@ -481,22 +479,7 @@ impl<'a> HitMachine<'a> {
         HitMachine {
             regs,
             task_size: Cell::new(0),
-            faulted: Cell::new(false),
         }
-    }
-
-    /// Whether a read of this machine faulted: the record has a value that
-    /// is not the memory's (zeros, or `(fault)` for a string).
-    #[inline(always)]
-    pub(crate) fn faulted(&self) -> bool {
-        self.faulted.get()
-    }
-
-    /// Notes a fault of a read.
-    #[inline(always)]
-    fn fault<E>(&self, _: E) -> fetch::Fault {
-        self.faulted.set(true);
-        fetch::Fault
     }
 }
 
@@ -539,22 +522,22 @@ impl fetch::Machine for HitMachine<'_> {
     #[inline]
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn read_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<(), fetch::Fault> {
-        nofault::read_kernel(addr as usize, dst).map_err(|e| self.fault(e))
+        nofault::read_kernel(addr as usize, dst).map_err(|_| fetch::Fault)
     }
     #[inline]
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn read_user(&self, addr: u64, dst: &mut [u8]) -> Result<(), fetch::Fault> {
-        nofault::read_user(addr as usize, dst).map_err(|e| self.fault(e))
+        nofault::read_user(addr as usize, dst).map_err(|_| fetch::Fault)
     }
     #[inline]
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn strncpy_kernel(&self, addr: u64, dst: &mut [u8]) -> Result<usize, fetch::Fault> {
-        nofault::strncpy_kernel(addr as usize, dst).map_err(|e| self.fault(e))
+        nofault::strncpy_kernel(addr as usize, dst).map_err(|_| fetch::Fault)
     }
     #[inline]
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn strncpy_user(&self, addr: u64, dst: &mut [u8]) -> Result<usize, fetch::Fault> {
-        nofault::strncpy_user(addr as usize, dst).map_err(|e| self.fault(e))
+        nofault::strncpy_user(addr as usize, dst).map_err(|_| fetch::Fault)
     }
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn comm(&self) -> [u8; 16] {

@@ -93,6 +93,10 @@ struct Out<'a> {
     dyn_pos: usize,
     /// Bytes of record head before `buf[0]` (for `__data_loc` offsets).
     head: usize,
+    /// Whether a value could not be read: the payload holds 0 or
+    /// `(fault)` for it. (Here, not in the machine: a machine that notes
+    /// it in itself cost a dereference chain a dozen instructions.)
+    faulted: bool,
 }
 
 impl Out<'_> {
@@ -185,7 +189,6 @@ fn data_loc(len: usize, offset: usize) -> u32 {
 /// at its offset) then the strings. `head` is the size of the record head
 /// (16 for a kprobe, 24 for a kretprobe); `edata` the entry data of a
 /// return probe. Returns the payload length.
-#[cfg_attr(CONFIG_KPROBES, allow(unsafe_code), link_section = ".kprobes.text")]
 pub fn store<M: Machine + ?Sized, S: Store>(
     args: &[Arg<S>],
     fixed_size: usize,
@@ -194,6 +197,21 @@ pub fn store<M: Machine + ?Sized, S: Store>(
     head: usize,
     buf: &mut [u8],
 ) -> usize {
+    store_noting(args, fixed_size, m, edata, head, buf).0
+}
+
+/// [`store`], and whether a value could not be read (the payload holds 0
+/// or `(fault)` for it; a read that faults but is read again piece by
+/// piece, as an array, is not one).
+#[cfg_attr(CONFIG_KPROBES, allow(unsafe_code), link_section = ".kprobes.text")]
+pub fn store_noting<M: Machine + ?Sized, S: Store>(
+    args: &[Arg<S>],
+    fixed_size: usize,
+    m: &M,
+    edata: &[u8],
+    head: usize,
+    buf: &mut [u8],
+) -> (usize, bool) {
     store_with::<M, S, true>(args, fixed_size, m, edata, head, buf)
 }
 
@@ -208,12 +226,13 @@ fn store_with<M: Machine + ?Sized, S: Store, const SHORTCUT: bool>(
     edata: &[u8],
     head: usize,
     buf: &mut [u8],
-) -> usize {
+) -> (usize, bool) {
     let fixed = fixed_size.min(buf.len());
     let mut out = Out {
         buf,
         dyn_pos: fixed,
         head,
+        faulted: false,
     };
     // Bytes of the fixed part known to be written: each field is cleared
     // before its program runs, or written whole (`simple`), so the payload
@@ -240,7 +259,7 @@ fn store_with<M: Machine + ?Sized, S: Store, const SHORTCUT: bool>(
     if done < fixed {
         out.clear(done, fixed - done);
     }
-    out.dyn_pos
+    (out.dyn_pos, out.faulted)
 }
 
 /// The field of `a` (`size` bytes at `at`) as the general stages start it:
@@ -382,6 +401,7 @@ fn run_shortcut<M: Machine + ?Sized, S: Store>(
             Err(Fault) => {
                 // As the general stages: the field cleared, or an empty
                 // string for a string.
+                out.faulted = true;
                 clear_field(out, a, at, size);
                 return true;
             }
@@ -401,7 +421,7 @@ fn run_shortcut<M: Machine + ?Sized, S: Store>(
             // (`fetch_apply_bitfield()` on what stage 3 stored).
             let raw = match c.op {
                 Op::StRaw => v.to_ne_bytes(),
-                _ => mem_word(m, space, c, v),
+                _ => mem_word(out, m, space, c, v),
             };
             let kept = bitfield(word_of(raw, n), n, insn(a, st + 1));
             out.put_word(at, kept.to_ne_bytes(), n);
@@ -458,18 +478,26 @@ fn store_mem<M: Machine + ?Sized>(
     c: &Insn,
     val: u64,
 ) {
-    out.put_word(dest, mem_word(m, space, c, val), usize::from(c.size));
+    let w = mem_word(out, m, space, c, val);
+    out.put_word(dest, w, usize::from(c.size));
 }
 
 /// The `c.size` bytes (at most 8) at `val + c.offset` in `space` as the
-/// first of a word's, the rest 0; all 0 on a fault.
+/// first of a word's, the rest 0; all 0 on a fault (noted in `out`).
 #[inline(always)]
-fn mem_word<M: Machine + ?Sized>(m: &M, space: Space, c: &Insn, val: u64) -> [u8; 8] {
+fn mem_word<M: Machine + ?Sized>(
+    out: &mut Out<'_>,
+    m: &M,
+    space: Space,
+    c: &Insn,
+    val: u64,
+) -> [u8; 8] {
     let mut tmp = [0u8; 8];
     let n = usize::from(c.size).min(8);
     if read(m, space, val.wrapping_add(c.offset as u64), &mut tmp[..n]).is_err() {
         // A fault stores zeros (`tmp` as it was, whatever the read left).
         tmp = [0; 8];
+        out.faulted = true;
     }
     tmp
 }
@@ -538,7 +566,13 @@ fn store_string(
     let start = out.dyn_pos;
     let room = out.buf.len().saturating_sub(start).min(MAX_STRING_SIZE);
     let n = match out.buf.get_mut(start..start + room) {
-        Some(dst) if room > 0 => copy(dst).unwrap_or(0).min(room),
+        Some(dst) if room > 0 => match copy(dst) {
+            Ok(n) => n.min(room),
+            Err(Fault) => {
+                out.faulted = true;
+                0
+            }
+        },
         _ => 0,
     };
     out.put_u32(dl, data_loc(n, out.head + start));
@@ -637,7 +671,10 @@ fn run<M: Machine + ?Sized, S: Store>(
                     lval = val;
                     match read_word(m, space, val.wrapping_add(c.offset as u64)) {
                         Ok(v) => val = v,
-                        Err(Fault) => return,
+                        Err(Fault) => {
+                            out.faulted = true;
+                            return;
+                        }
                     }
                 }
                 Class::CpuPtr => {

@@ -190,9 +190,7 @@ impl Hit {
         let hs = format::head_size(RET);
         let (args, size) = (p.spec.args.as_slice(), p.spec.size);
         write(ev, &self.counters, regs, hs, h0, h1, size, |d| {
-            let m = HitMachine::new(regs);
-            fetch::store(args, size, &m, edata, hs, d);
-            m.faulted()
+            fetch::store_noting(args, size, &HitMachine::new(regs), edata, hs, d).1
         });
     }
 
@@ -210,9 +208,8 @@ impl Hit {
                 return;
             };
             let m = HitMachine::new(regs);
-            let n = fetch::store(args, p.spec.size, &m, edata, hs, payload);
+            let (n, faulted) = fetch::store_noting(args, p.spec.size, &m, edata, hs, payload);
             let payload = &payload[..n.min(payload.len())];
-            let faulted = m.faulted();
             write(ev, &self.counters, regs, hs, h0, h1, payload.len(), |d| {
                 d.copy_from_slice(payload);
                 faulted

@@ -13,7 +13,7 @@ use super::super::env::Env;
 use super::super::format::head_size;
 use super::super::insn::{Class, Insn, Op, Value};
 use super::super::output::{print_event, Head};
-use super::{store, store_with};
+use super::{store, store_noting, store_with};
 use crate::fake::{parse, FakeMachine};
 
 /// The arguments as a stored probe keeps them (the program past its head
@@ -182,6 +182,42 @@ fn faults_read_as_zero_or_fault() {
         out,
         "t: (0) a=0 b=(fault) c=0 d={0,0,0} e=0xffffdead00000000\n"
     );
+}
+
+/// `store_noting` says whether a value could not be read, for each way a
+/// read faults (a dereference, a chain, a string, a bitfield, each on the
+/// shortcut and on the general stages), and not for a record read whole.
+#[test]
+fn faults_are_noted() {
+    let mut m = machine();
+    m.set("di", 0xffff_dead_0000_0000);
+    m.set("si", KSTR);
+    let noted = |spec: &str| {
+        let p = parse(spec).expect("parses").expect("a probe");
+        let mut buf = vec![0u8; 8192];
+        let shortcut = store_noting(&p.args, p.size, &m, &[], 16, &mut buf).1;
+        let general = store_with::<_, _, false>(&p.args, p.size, &m, &[], 16, &mut buf).1;
+        assert_eq!(shortcut, general, "{spec}: the two paths");
+        shortcut
+    };
+    for spec in [
+        "p:t vfs_read a=+0(%di):u64",
+        "p:t vfs_read a=+8(+0(%di)):u32",
+        "p:t vfs_read a=+0(%di):string",
+        "p:t vfs_read a=+0(%di):ustring",
+        "p:t vfs_read a=+0(%di):b4@4/32",
+        "p:t vfs_read a=+0(%di):u8[3]",
+        "p:t vfs_read ok=+0(%si):u64 a=+0(%di):u8",
+    ] {
+        assert!(noted(spec), "{spec}: a fault");
+    }
+    for spec in [
+        "p:t vfs_read a=%di",
+        "p:t vfs_read a=+0(%si):u64 s=+0(%si):string c=$comm y=%di:symstr",
+        "p:t vfs_read a=+0(%si):u8[4]",
+    ] {
+        assert!(!noted(spec), "{spec}: no fault");
+    }
 }
 
 #[test]
@@ -452,7 +488,7 @@ fn shortcut_matches_general_stages() {
             let mut fast = vec![fill; 512];
             let mut slow = vec![fill; 512];
             let n = store(&p.args, p.size, &m, &edata, head, &mut fast);
-            let k = store_with::<_, _, false>(&p.args, p.size, &m, &edata, head, &mut slow);
+            let k = store_with::<_, _, false>(&p.args, p.size, &m, &edata, head, &mut slow).0;
             assert_eq!(n, k, "{spec}");
             assert_eq!(fast[..n], slow[..k], "{spec} (fill {fill:#x})");
             // Stored, both ways.
@@ -460,7 +496,7 @@ fn shortcut_matches_general_stages() {
             let mut fast2 = vec![fill; 512];
             let mut slow2 = vec![fill; 512];
             let n2 = store(&stored, p.size, &m, &edata, head, &mut fast2);
-            let k2 = store_with::<_, _, false>(&stored, p.size, &m, &edata, head, &mut slow2);
+            let k2 = store_with::<_, _, false>(&stored, p.size, &m, &edata, head, &mut slow2).0;
             assert_eq!((n2, k2), (n, n), "{spec}: stored");
             assert_eq!(fast[..n], fast2[..n], "{spec} (fill {fill:#x}): stored");
             assert_eq!(fast[..n], slow2[..n], "{spec} (fill {fill:#x}): stored");
@@ -756,7 +792,7 @@ fn btf_programs_are_hand_written_ones() {
             let mut fast = vec![fill; 64];
             let mut slow = vec![fill; 64];
             let n = store(&p.args, p.size, &m, &[], 16, &mut fast);
-            let k = store_with::<_, _, false>(&p.args, p.size, &m, &[], 16, &mut slow);
+            let k = store_with::<_, _, false>(&p.args, p.size, &m, &[], 16, &mut slow).0;
             assert_eq!(fast[..n], slow[..k], "{btf}");
             if !a.dynamic {
                 let end = 16 + a.size();
