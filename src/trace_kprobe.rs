@@ -219,10 +219,9 @@ impl TraceKprobe {
         match self {
             TraceKprobe::Pending(_) => (0, 0),
             TraceKprobe::Kprobe(k) => (k.nmissed() as u64, 0),
-            TraceKprobe::Kretprobe(r) => (
-                r.nmissed_reentered() as u64,
-                r.nmissed_no_instance() as u64,
-            ),
+            TraceKprobe::Kretprobe(r) => {
+                (r.nmissed_reentered() as u64, r.nmissed_no_instance() as u64)
+            }
         }
     }
 

@@ -177,7 +177,16 @@ impl Hit {
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn record_empty<const RET: bool>(&self, regs: &PtRegs, h0: u64, h1: u64) {
         let ev = &*self.probe.event;
-        write(ev, &self.counters, regs, format::head_size(RET), h0, h1, 0, |_| false);
+        write(
+            ev,
+            &self.counters,
+            regs,
+            format::head_size(RET),
+            h0,
+            h1,
+            0,
+            |_| false,
+        );
     }
 
     /// The record's size is known: fetch straight into it, as C does (once

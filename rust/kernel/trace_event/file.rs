@@ -117,8 +117,9 @@ impl EventFile {
         // Soft-disabled with no trigger to run: what the C function answers
         // then, without the call (an `enable_event` trigger's target, which
         // a provider is asked about on every hit).
-        let no_triggers = u64::from(bindings::EVENT_FILE_FL_TRIGGER_MODE);
-        if flags & no_triggers == 0 && flags & u64::from(bindings::EVENT_FILE_FL_SOFT_DISABLED) != 0 {
+        let triggers = u64::from(bindings::EVENT_FILE_FL_TRIGGER_MODE);
+        let soft_disabled = u64::from(bindings::EVENT_FILE_FL_SOFT_DISABLED);
+        if flags & triggers == 0 && flags & soft_disabled != 0 {
             return true;
         }
         // SAFETY: as above.
@@ -240,7 +241,11 @@ impl EventFile {
         let mut rec = MaybeUninit::<bindings::trace_event_record>::uninit();
         let entry = self.reserve_into(&mut rec, len, regs.as_raw());
         if entry.is_null() {
-            return done(if plain { Fate::NoRoom } else { unreserved(&rec) });
+            return done(if plain {
+                Fate::NoRoom
+            } else {
+                unreserved(&rec)
+            });
         }
         // SAFETY: the reserve gave `len` writable bytes at `entry`, ours
         // until the commit below.
