@@ -44,6 +44,7 @@ nokprobe() { python3 "$ROOT/scripts/nokprobe-check.py" "$ROOT/build/$1/rust_kpro
 step "build: nothing on the hit path can be probed" nokprobe test
 step "build: make rustdoc without warnings" bash "$ROOT/scripts/rustdoc.sh"
 step "build: debug kernel" bash "$ROOT/scripts/kernel.sh" debug
+step "build: the deliberately broken module for debug (tests/broken/)" bash "$ROOT/scripts/race-broken.sh" --build
 # arm64: the module on its second architecture, built with ARCH=arm64 LLVM=1
 # and booted on qemu-system-aarch64 -M virt. RKPE_ARM64=0 leaves these
 # stages out (a quick local run); CI always runs them.
@@ -125,6 +126,10 @@ lane_a() {
 		# hit an int3 that the kernel had removed in multiple_kprobes.tc.
 		step "vm debug: ftracetest kprobe+dynevent, first half (QEMU 10)" bash "$ROOT/scripts/ftracetest.sh" --fixed-qemu debug 1/2
 		step "vm debug: own .tc tests" bash "$ROOT/scripts/owntests.sh" debug
+		# The race under KASAN (with vmalloc), lockdep and kmemleak.
+		step "vm debug: return probes while vfs_read is patched, vCPUs in parallel (QEMU 10)" \
+			bash "$ROOT/scripts/vm.sh" --fixed-qemu --timeout 600 --log "$ROOT/build/results/retprobe_race-debug.log" debug -- \
+			'sh /rkpe/guest/retprobe_race.sh define 60'
 	fi
 }
 
@@ -151,6 +156,10 @@ lane_b() {
 	# TCG oopses C's kprobe events alone here (README, "The kretprobe
 	# oops").
 	step "vm debug: stress, both CPUs in parallel (QEMU 10)" vmdebug --fixed-qemu stress 900 stress.sh 20
+	# And the race stage is not blind: on a module whose return-probe
+	# removal frees too early, the same race fails, with KASAN's report.
+	step "vm debug: the race stage fails on a deliberately broken module (a return probe freed before its grace period)" \
+		bash "$ROOT/scripts/race-broken.sh"
 	# Under fault injection the tracing and kprobes cores themselves WARN
 	# (tracepoint.c:406, kprobes.c:1131, the same for C's kprobe events);
 	# those two and no other warning are let through (tests/vm/failslab.sh).

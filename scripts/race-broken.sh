@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The race stage must fail on a real fault in the module's return-probe
+# path, not only pass (README, "The kretprobe oops"). This builds the module
+# with tests/broken/free-before-grace-period.patch (a removed return probe's
+# data freed while its kretprobe is still registered, before the grace
+# period of its unregistration has ended) against the built `debug` kernel
+# (KASAN), then runs make check's debug race stage on it: `debug-broken` is
+# the `debug` kernel with that module in place of the module. Passes when
+# that run fails with a KASAN report in the module's return-probe removal;
+# fails when the run passes or fails for another reason.
+#   race-broken.sh [SECONDS]   (default 30)
+#   race-broken.sh --build     (only build the module: make check does it
+#                               before the VM lanes, one build at a time)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+build_only=0
+[ "${1:-}" = --build ] && { build_only=1; shift; }
+secs=${1:-30}
+patchf=$ROOT/tests/broken/free-before-grace-period.patch
+out=$(readlink -f "$ROOT/build/debug/out")
+src=$(readlink -f "$ROOT/build/tree")
+[ -e "$out/vmlinux" ] || die "race-broken.sh: build the debug kernel first (scripts/kernel.sh debug)"
+d=$CACHE/broken-debug
+# The module is built against the debug kernel's own kernel crate: its
+# metadata is in the key, so a rebuilt kernel rebuilds the module.
+key=$(cat "$src/.key" "$patchf" "$out/rust/libkernel.rmeta" "$out/.config" | sha256sum | cut -c1-40)
+if [ "$(cat "$d/.key" 2>/dev/null)" != "$key" ]; then
+	(
+		lock_build_cache
+		stage "build the module with ${patchf#"$ROOT/"} for debug"
+		rm -rf "$d" && mkdir -p "$d/src"
+		cp -a "$src/kernel/trace/rust_kprobe_events/." "$d/src/"
+		# The patch is against src/ of this repository: the tree's copy
+		# of it is the same files without that directory.
+		patch -s -p2 -d "$d/src" < "$patchf"
+		export PATH=$CACHE/ccache/bin:$PATH CCACHE_DIR=$CACHE/ccache/store CCACHE_NOHASHDIR=1
+		LIBCLANG_PATH=$(tree_libclang "$src")
+		export LIBCLANG_PATH
+		make -s -C "$src" O="$out" LLVM="$(tree_llvm "$src")" M="$d/src" -j"$(($(nproc) + 1))" modules
+		echo "$key" > "$d/.key"
+		done_stage
+	)
+fi
+[ $build_only = 0 ] || exit 0
+# debug-broken: the debug kernel, its modules with the broken module.
+b=$ROOT/build/debug-broken
+rm -rf "$b" && mkdir -p "$b"
+ln -sfn "$(readlink -f "$ROOT/build/debug/bzImage")" "$b/bzImage"
+ln -sfn "$out" "$b/out"
+cp -a "$(readlink -f "$ROOT/build/debug/modroot")" "$b/modroot"
+ko=$(find "$b/modroot" -name rust_kprobe_events.ko)
+[ -n "$ko" ] || die "race-broken.sh: no rust_kprobe_events.ko in the debug modules"
+cp "$d/src/rust_kprobe_events.ko" "$ko"
+log=$ROOT/build/results/retprobe_race-debug-broken.log
+set +e
+bash "$ROOT/scripts/vm.sh" --fixed-qemu --timeout 600 --log "$log" debug-broken -- \
+	"sh /rkpe/guest/retprobe_race.sh define $secs" > /dev/null 2>&1
+rc=$?
+set -e
+rm -rf "$b/modroot"
+# What must be there: KASAN's report, from the module's code.
+report=$(grep -a -m1 -E 'BUG: KASAN: [a-z-]+' "$log" || true)
+if [ "$rc" = 0 ]; then
+	echo "race-broken.sh: the race stage PASSED on the deliberately broken module: it would not catch that fault ($log)"
+	exit 1
+fi
+if [ -z "$report" ] || ! sed -n '/BUG: KASAN/,/^.*==================================================================$/p' "$log" |
+	grep -a -q 'rust_kprobe_events'; then
+	echo "race-broken.sh: the broken module's run failed (vm.sh status $rc), but not with a KASAN report in the module ($log)"
+	exit 1
+fi
+echo "race-broken.sh: the race stage fails on the deliberately broken module (vm.sh status $rc): ${report#*] }"
