@@ -78,7 +78,7 @@ vectors:
 	@bash scripts/oracle.sh record ref-7.3
 
 series:
-	@RKPE_KVER=$(KERNEL) bash scripts/series.sh
+	@RKPE_KVER=$(KERNEL) bash scripts/series.sh --sizes
 
 apply:
 	@test -n "$(KDIR)" || { echo "usage: make apply KDIR=/path/to/linux-6.12-or-7.3"; exit 1; }

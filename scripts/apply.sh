@@ -23,8 +23,8 @@ esac
 [ -z "${RKPE_KVER:-}" ] || [ "$RKPE_KVER" = "$version" ] ||
 	die "$kdir is Linux $version, and RKPE_KVER asks for the $RKPE_KVER series"
 series=${2:-$(RKPE_KVER=$version bash "$ROOT/scripts/series.sh")}
-patches=("$series"/*.patch)
-[ -e "${patches[0]}" ] || die "$series: no patches"
+mapfile -t patches < <(series_patches "$series")
+[ ${#patches[@]} -gt 0 ] || die "$series: no patches"
 
 if git -C "$kdir" rev-parse --is-inside-work-tree > /dev/null 2>&1 \
 	&& [ "$(git -C "$kdir" rev-parse --show-toplevel)" = "$(cd "$kdir" && pwd -P)" ]; then

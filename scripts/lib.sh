@@ -121,6 +121,15 @@ lock_build_cache() {
 	flock 9
 }
 
+# The patches of a series directory (scripts/series.sh), in order, without
+# its cover letter.
+series_patches() { # DIR
+	local p
+	for p in "$1"/*.patch; do
+		[ "${p##*/}" = 0000-cover-letter.patch ] || echo "$p"
+	done
+}
+
 # The files PATCH... edit (their `+++ b/` lines), one a line.
 patched_files() {
 	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$@"

@@ -34,7 +34,7 @@ pristine=$(pristine_dir "$k")
 srcver=${pristine##*/pristine-}
 suffix=; [ "$k" = 6.12 ] || suffix=-$k
 series=$(bash "$ROOT/scripts/series.sh" "$CACHE/series$suffix")
-patches=("$series"/*.patch)
+mapfile -t patches < <(series_patches "$series")
 frags=("$ROOT/kconfig/base.config" "$ROOT/kconfig/test.config")
 skip_more=
 if [ "$k" = 7.3 ]; then

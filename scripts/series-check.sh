@@ -17,7 +17,7 @@ trap 'echo "series-check.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" 
 pristine=$(pristine_dir)
 tree=$(bash "$ROOT/scripts/tree.sh")
 series=$(bash "$ROOT/scripts/series.sh")
-patches=("$series"/*.patch)
+mapfile -t patches < <(series_patches "$series")
 fail=0
 
 for p in "${patches[@]}"; do

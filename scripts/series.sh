@@ -10,13 +10,16 @@
 # made in a scratch repository that holds only the pristine files the series touches
 # (a blob's id depends on its content alone, so the index lines are those of
 # a full 6.12 tree, and `git am` applies the series there).
-#   series.sh [OUTDIR]      # default build/series (7.3: build/series-7.3); prints OUTDIR
+#   series.sh [--sizes] [OUTDIR]   # default build/series (7.3: build/series-7.3);
+#                                  # prints OUTDIR (--sizes: each patch's lines on stderr)
 # The series is reproducible: fixed author, dates and no signature.
 set -Eeuo pipefail
 . "$(dirname "$0")/lib.sh"
 # A failure says where (set -e alone exits silently on a quiet command).
 trap 'echo "series.sh: failed (status $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 
+sizes=0
+[ "${1:-}" = --sizes ] && { sizes=1; shift; }
 k=$(kver)
 default_out=$ROOT/build/series
 [ "$k" = 6.12 ] || default_out=$ROOT/build/series-$k
@@ -77,6 +80,11 @@ entries | while read -r patch adds; do
 				else
 					find . -type f -print0
 				fi | while IFS= read -r -d '' f; do
+					# The host tests of the probe language (cargo test: std,
+					# a fake kernel, the project's test vectors) stay in the
+					# repository: files only a #[cfg(test)] declaration
+					# names, which the kernel's build never reads.
+					case "${src%/}/$f" in src/*/tests.rs | src/probe/vectors.rs) continue ;; esac
 					mkdir -p "$work/$dst/$(dirname "$f")"
 					cp "$f" "$work/$dst/$f"
 				done
@@ -105,6 +113,30 @@ rm -f "$work/.msg"
 [ -z "$(git_ status --porcelain)" ] || die "series: files left out of the commits: $(git_ status --porcelain | head -3)"
 
 rm -rf "$out" && mkdir -p "$out"
-git_ format-patch -q --no-signature -o "$out" pristine..HEAD
+n_patches=$(git_ rev-list --count pristine..HEAD)
+git_ format-patch -q --no-signature --cover-letter -o "$out" pristine..HEAD
 ls "$out"/*.patch > /dev/null 2>&1 || die "series: no patch written"
+# The cover letter (patches/cover-letter.txt): its first line the subject,
+# the rest the text; # lines left out, @KVER@ and @N@ filled in.
+cover=$out/0000-cover-letter.patch
+[ -f "$cover" ] || die "series: git format-patch wrote no cover letter"
+python3 - "$cover" "$ROOT/patches/cover-letter.txt" "$k" "$n_patches" <<'PY'
+import sys
+cover, text, kver, n = sys.argv[1:]
+lines = [l for l in open(text).read().split("\n") if not l.startswith("#")]
+subject, blurb = lines[0], "\n".join(lines[1:]).strip("\n")
+blurb = blurb.replace("@KVER@", kver).replace("@N@", n)
+c = open(cover).read()
+assert "*** SUBJECT HERE ***" in c and "*** BLURB HERE ***" in c
+c = c.replace("*** SUBJECT HERE ***", subject).replace("*** BLURB HERE ***", blurb)
+open(cover, "w").write(c)
+PY
+if [ $sizes = 1 ]; then
+	# Each patch's size in lines (make series): a reviewer's first measure.
+	for p in "$out"/*.patch; do
+		printf '%6d  %s\n' "$(wc -l < "$p")" "${p##*/}"
+	done >&2
+	largest=$(for p in $(series_patches "$out"); do wc -l < "$p"; done | sort -n | tail -1)
+	echo "series: $(series_patches "$out" | wc -l) patches and a cover letter; the largest patch has $largest lines" >&2
+fi
 echo "$out"
