@@ -27,7 +27,7 @@ KERNEL ?= 6.12
 
 FUZZ_SECONDS ?= 300
 
-.PHONY: run shell check kernel deps host-test fuzz bench bench-vm bench-vm-arm64 bench-memory bench-create profile vectors series apply checkpatch series-build clean
+.PHONY: run shell check kernel deps host-test fuzz bench bench-vm bench-vm-arm64 bench-memory bench-create profile stale-int3 race-broken vectors series apply checkpatch series-build clean
 
 run:
 	@bash scripts/run.sh
@@ -66,6 +66,15 @@ bench-memory:
 
 bench-create:
 	@bash scripts/bench-create.sh
+
+# The kretprobe-oops experiment (README): the race on test and ref kernels
+# that count unclaimed int3 traps, SECS of it on each.
+SECS ?= 1200
+stale-int3:
+	@bash scripts/stale-int3.sh $(SECS) test ref
+
+race-broken:
+	@bash scripts/kernel.sh debug >/dev/null && bash scripts/race-broken.sh
 
 SPEC ?= p a=%di
 profile:

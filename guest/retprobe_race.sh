@@ -7,9 +7,11 @@
 # --c-only) or the module's (test: loaded here). Under Debian 12's QEMU 7.2
 # with multi-threaded TCG, `define` oopsed C alone in 3 of 4 runs of a
 # minute (RIP 0: README, "The kretprobe oops"); make check runs it on QEMU 10
-# (vm.sh --fixed-qemu), where both CPUs run in parallel and it must pass:
-# every write succeeds and the return probe fires in at least half the
-# rounds (it fired in all of them in every run measured).
+# (vm.sh --fixed-qemu), where both CPUs run in parallel, on test, on ref (C
+# alone) and on debug (KASAN), and it must pass: every write succeeds and
+# the return probe fires in at least half the rounds (it fired in all of
+# them in every run measured). On a module broken on purpose
+# (scripts/race-broken.sh) it must fail.
 # Usage: retprobe_race.sh MODE SECONDS
 #   define  define c0/c1/c2 (p, r, r) on vfs_read, enable 0.2 s, disable,
 #           remove, again (the reproducer)
