@@ -9,12 +9,19 @@ in alphabetical order); its F: lines are kept sorted, as checkpatch wants.
 A patch that adds files updates MAINTAINERS with them, so that checkpatch
 finds nothing to ask.
 """
+import os
 import sys
 
 TITLE = "RUST KPROBE EVENTS"
+# The maintainer: the series' identity (scripts/series.sh), a placeholder
+# unless a poster gives theirs.
+MAINTAINER = os.environ.get(
+    "RKPE_MAINTAINER",
+    "rust-kprobe-events developers <rust-kprobe-events@users.noreply.example.org>",
+)
 HEAD = [
     TITLE,
-    "M:\trust-kprobe-events developers <rust-kprobe-events@users.noreply.example.org>",
+    "M:\t" + MAINTAINER,
     "L:\tlinux-trace-kernel@vger.kernel.org",
     "L:\trust-for-linux@vger.kernel.org",
     "S:\tMaintained",

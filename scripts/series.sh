@@ -29,10 +29,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 list=$(series_list "$k")
 
-# The commits' identity. A poster replaces it with their own (git am keeps
-# the author of each patch; --signoff adds the poster).
-export GIT_AUTHOR_NAME="rust-kprobe-events developers"
-export GIT_AUTHOR_EMAIL="rust-kprobe-events@users.noreply.example.org"
+# The commits' identity: a placeholder, which a poster replaces with their
+# own (RKPE_SERIES_NAME, RKPE_SERIES_EMAIL: the author, the Signed-off-by
+# and the MAINTAINERS entry). make check always uses the placeholder.
+export GIT_AUTHOR_NAME=${RKPE_SERIES_NAME:-rust-kprobe-events developers}
+export GIT_AUTHOR_EMAIL=${RKPE_SERIES_EMAIL:-rust-kprobe-events@users.noreply.example.org}
 export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 export GIT_AUTHOR_DATE="2026-11-30T00:00:00+0000" GIT_COMMITTER_DATE="2026-11-30T00:00:00+0000"
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
@@ -96,7 +97,7 @@ entries | while read -r patch adds; do
 	# A commit that adds files names them in MAINTAINERS.
 	paths=()
 	for a in $adds; do paths+=("${a#*:}"); done
-	[ ${#paths[@]} = 0 ] || python3 "$ROOT/scripts/maintainers.py" "$work/MAINTAINERS" "${paths[@]}"
+	[ ${#paths[@]} = 0 ] || RKPE_MAINTAINER="$GIT_AUTHOR_NAME <$GIT_AUTHOR_EMAIL>" python3 "$ROOT/scripts/maintainers.py" "$work/MAINTAINERS" "${paths[@]}"
 	subject=$(sed -n 's/^Subject: \(\[PATCH\] \)\{0,1\}//p' "$p" | sed -n 1p)
 	{
 		echo "$subject"
