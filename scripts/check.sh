@@ -34,6 +34,7 @@ step "host: rustfmt rust/ and src/ (the kernel's settings)" rustfmt_kernel
 step "host: fuzz target builds" cargo check --quiet --manifest-path "$ROOT/fuzz/Cargo.toml" --locked
 step "host: no unsafe in src/" no_unsafe_in_src
 step "host: a failed stage keeps its logs under a name of its own" bash "$ROOT/scripts/stage-test.sh"
+step "host: a guest is booted again only when it has lost its timer interrupts" bash "$ROOT/tests/vm-watch/run.sh"
 step "build: test kernel" bash "$ROOT/scripts/kernel.sh" test
 step "series: checkpatch --strict, git am gives the built tree" bash "$ROOT/scripts/series-check.sh"
 step "build: ref kernel" bash "$ROOT/scripts/kernel.sh" ref
@@ -226,5 +227,10 @@ passed=$(grep -c '^ok ' "$R/outcomes") failed=$(grep -c '^FAILED ' "$R/outcomes"
 sed -n 's/^FAILED /failed: /p' "$R/outcomes"
 replayed=$(cat "$R"/stage-*.out | grep -c "^vm: C's run replayed from ")
 echo "check: C alone (ref): $replayed run(s) replayed from the cache (RKPE_C_CACHE=0 boots them all)"
+# Guests that lost their timer interrupts were booted once more (vm.sh):
+# how many, and where, so that a growing count is seen.
+lost=$(cat "$R"/stage-*.out | grep -c "^vm: the guest lost its timer interrupts")
+echo "check: $lost run(s) booted again after the guest lost its timer interrupts (an emulator fault, vm.sh)"
+grep -l "^vm: the guest lost its timer interrupts" "$R"/stage-*.out 2>/dev/null | sed 's/^/check:   in /' || true
 echo "check: $passed passed, $failed failed"
 [ "$failed" = 0 ]

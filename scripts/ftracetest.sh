@@ -41,8 +41,14 @@ stage "ftracetest ${dirs[*]} on $variant${part:+ (share $part)}"
 set +e
 c_only=(); [ "$(variant_kind "$variant")" = ref ] && c_only=(--c-only) # C alone: replayed when unchanged (vm.sh)
 c_runs_judged "$log"
+# ftracetest's output goes to a file, printed whole at the end; meanwhile
+# the test it is in is named on the console whenever it changes, so that a
+# run that hangs says where.
 bash "$ROOT/scripts/vm.sh" "${c_only[@]}" "${single[@]}" --timeout 1500 --log "$log" "$variant" -- \
-	"$load cd /selftests/ftrace && ./ftracetest -l /tmp/ftlog ${tests[*]} >/tmp/ft.out 2>&1; echo '=== ftracetest output'; cat /tmp/ft.out" >/dev/null
+	"$load cd /selftests/ftrace || exit 1; { ./ftracetest -l /tmp/ftlog ${tests[*]} >/tmp/ft.out 2>&1; touch /tmp/ft.done; } &
+	while [ ! -e /tmp/ft.done ]; do sleep 2; c=\$(grep -o '^\[[0-9]*\][^	]*' /tmp/ft.out | tail -n 1)
+	[ \"\$c\" = \"\$l\" ] || echo \"ftracetest: now in \$c\"; l=\$c; done; wait
+	echo '=== ftracetest output'; cat /tmp/ft.out" >/dev/null
 vrc=$?
 set -e
 done_stage

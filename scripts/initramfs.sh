@@ -46,7 +46,9 @@ cp "$ROOT/guest/init" "$d/init"
 chmod +x "$d/init"
 mkdir -p "$d/selftests"
 cp -a "$tree/tools/testing/selftests/ftrace" "$d/selftests/ftrace"
-cp -a "$ROOT/tools/testing/selftests/." "$d/rkpe/selftests/" 2>/dev/null || true
+# The project's own tests (test.d/rust_kprobe_events/) as this repository
+# has them, over the tree's copy from the series.
+cp -a "$ROOT/tools/testing/selftests/ftrace/." "$d/selftests/ftrace/"
 cp -a "$ROOT/tests/." "$d/rkpe/tests/" 2>/dev/null || true
 cp -a "$ROOT/guest/." "$d/rkpe/guest/"
 if [ -d "$bindir" ]; then

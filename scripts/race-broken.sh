@@ -57,7 +57,7 @@ cp "$d/src/rust_kprobe_events.ko" "$ko"
 log=$ROOT/build/results/retprobe_race-debug-broken.log
 set +e
 bash "$ROOT/scripts/vm.sh" --fixed-qemu --timeout 600 --log "$log" debug-broken -- \
-	"sh /rkpe/guest/retprobe_race.sh define $secs" > /dev/null 2>&1
+	"sh /rkpe/guest/retprobe_race.sh define $secs" > /dev/null 2> "$log.vm"
 rc=$?
 set -e
 rm -rf "$b/modroot"
@@ -70,6 +70,10 @@ fi
 if [ -z "$report" ] || ! sed -n '/BUG: KASAN/,/^.*==================================================================$/p' "$log" |
 	grep -a -q 'rust_kprobe_events'; then
 	echo "race-broken.sh: the broken module's run failed (vm.sh status $rc), but not with a KASAN report in the module ($log)"
+	# What vm.sh said (the splat lines it found), and the console's end.
+	sed 's/^/race-broken.sh: vm.sh | /' "$log.vm"
+	grep -a -E "^$KMSG_TS" "$log" | tail -n 20 | sed 's/^/race-broken.sh: console | /'
 	exit 1
 fi
+grep '^vm: the guest lost its timer' "$log.vm" || true # counted by check.sh
 echo "race-broken.sh: the race stage fails on the deliberately broken module (vm.sh status $rc): ${report#*] }"

@@ -122,22 +122,40 @@ if [ -n "$replay" ] && [ -f "$replay" ]; then
 	cat "$log"
 	qrc=0
 else
-	# A guest still running 5 s before the time is up: what its vCPUs
-	# are doing, from QEMU's monitor (on a socket of its own), for the
-	# report below.
-	mon=$(mktemp -u "${TMPDIR:-/tmp}/rkpe-monitor.XXXXXX")
-	rm -f "$log.vcpus"
-	python3 "$ROOT/scripts/qemu-monitor.py" "$mon" $((timeout > 10 ? timeout - 5 : timeout)) \
-		'info registers -a' "$b/out/System.map" > "$log.vcpus" 2>&1 < /dev/null &
-	watcher=$!
-	set +e
-	timeout --foreground "$timeout" "${qemu[@]}" -append "$append rkpe.cmd=$cmd" \
-		-serial stdio -monitor "unix:$mon,server=on,wait=off" -display none </dev/null 2>&1 | tr -d '\r' | tee "$log"
-	qrc=${PIPESTATUS[0]}
-	kill "$watcher" 2>/dev/null
-	wait "$watcher" 2>/dev/null
-	set -e
-	rm -f "$mon"
+	# The guest runs beside scripts/qemu-monitor.py, on a monitor socket
+	# of its own: 5 s before the time is up it records where the vCPUs
+	# are, for the report below; before that, it ends a guest that has
+	# lost its timer interrupts (RCU's "kthread timer wakeup didn't
+	# happen", then silence, every vCPU halted: an emulator fault that
+	# never recovers) and writes $log.lost-timer. Such a run is booted
+	# once more, its first console kept as $log.lost-timer-1; a second
+	# loss fails the run.
+	rm -f "$log.lost-timer-1" "$log.lost-timer-1.vcpus"
+	for attempt in 1 2; do
+		mon=$(mktemp -u "${TMPDIR:-/tmp}/rkpe-monitor.XXXXXX")
+		rm -f "$log.vcpus" "$log.lost-timer"
+		python3 "$ROOT/scripts/qemu-monitor.py" "$mon" $((timeout > 10 ? timeout - 5 : timeout)) \
+			"$b/out/System.map" "$log" > "$log.vcpus" 2>&1 < /dev/null &
+		watcher=$!
+		set +e
+		timeout --foreground "$timeout" "${qemu[@]}" -append "$append rkpe.cmd=$cmd" \
+			-serial stdio -monitor "unix:$mon,server=on,wait=off" -display none </dev/null 2>&1 | tr -d '\r' | tee "$log"
+		qrc=${PIPESTATUS[0]}
+		kill "$watcher" 2>/dev/null
+		wait "$watcher" 2>/dev/null
+		set -e
+		rm -f "$mon"
+		[ -e "$log.lost-timer" ] || break
+		echo "vm: the guest lost its timer interrupts ($(cat "$log.lost-timer")): an emulator fault, not the test's" >&2
+		grep -E "kthread timer wakeup didn't happen|^(CPU#|RIP=)" "$log" "$log.vcpus" | sed 's/^/vm: lost timer | /' >&2
+		if [ $attempt = 2 ]; then
+			echo "vm: it happened twice in a row: the run fails" >&2
+			exit 124
+		fi
+		cp "$log" "$log.lost-timer-1"
+		cp "$log.vcpus" "$log.lost-timer-1.vcpus"
+		echo "vm: its console is kept in $log.lost-timer-1; booting the run once more" >&2
+	done
 fi
 # A kernel message printed while the guest was in the middle of a line (a
 # loaded host makes e.g. the clocksource watchdog talk) cuts that line in
