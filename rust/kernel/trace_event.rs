@@ -617,16 +617,20 @@ impl<T: Event> Registration<T> {
                     .cast_mut()
                     .cast::<bindings::trace_event_class>();
                 // SAFETY: the class is initialised, and the tracing core does
-                // not see it before the call is registered (below).
-                unsafe { (*class).system = names.system.as_char_ptr() };
+                // not see it before the call is registered (below). The
+                // class names the module that provides the event: each
+                // reference of the event pins it (the series's "pin the
+                // module" patch).
+                unsafe {
+                    (*class).system = names.system.as_char_ptr();
+                    (*class).module = module.as_ptr();
+                };
                 let mut value = bindings::trace_event_call {
                     class,
                     print_fmt: names.print_fmt.as_char_ptr().cast_mut(),
-                    // A dynamic event, with its own reference count (each
-                    // reference also pins `module`: the series's "pin the
-                    // module" patch), of the kind perf and BPF take it for.
+                    // A dynamic event, with its own reference count, of the
+                    // kind perf and BPF take it for.
                     flags: kind.flags() as i32,
-                    module: module.as_ptr().cast(),
                     // SAFETY: all zero is a valid `trace_event_call` (null
                     // pointers, no callback, no type id yet).
                     ..unsafe { core::mem::zeroed() }

@@ -56,6 +56,34 @@ pins() {
 		rmmod rust_kprobe_events
 }
 check "an enabled event pins the module once per instance, and lets go" pins
+# A reference of the event pins the module too (the series's "pin the
+# module" patch: the tracing core's trace_event_try_get_ref() takes a
+# module reference for an event whose class has a module). An enable_event
+# trigger on rkpe_host that names rkpe_tgt holds three: rkpe_host enabled in
+# trigger mode, rkpe_tgt soft-enabled, and the reference the trigger keeps
+# on rkpe_tgt's event. Without the patch's pin it would be two.
+# (Checked: 3 with the pin; the count is the same whether the trigger has
+# fired or not.)
+event_refs() {
+	t=/sys/kernel/tracing
+	refcnt() { cat /sys/module/rust_kprobe_events/refcnt; }
+	modprobe rust_kprobe_events || return 1
+	echo 'p:rkpe_host vfs_write' >> $t/kprobe_events || return 1
+	echo 'p:rkpe_tgt vfs_read' >> $t/kprobe_events || return 1
+	base=$(refcnt)
+	echo 'enable_event:kprobes:rkpe_tgt' > $t/events/kprobes/rkpe_host/trigger || return 1
+	held=$(refcnt)
+	rmmod rust_kprobe_events 2>/dev/null && { echo "unloaded while a trigger held an event"; return 1; }
+	echo '!enable_event:kprobes:rkpe_tgt' > $t/events/kprobes/rkpe_host/trigger
+	# If the trigger fired (the shell's own writes hit vfs_write), it
+	# enabled rkpe_tgt for good, as C's enable_event does: disable it.
+	echo 0 > $t/events/kprobes/rkpe_tgt/enable
+	after=$(refcnt)
+	echo > $t/kprobe_events
+	echo "refcnt: defined $base, with the enable_event trigger $held, without $after"
+	[ "$held" = $((base + 3)) ] && [ "$after" = "$base" ] && rmmod rust_kprobe_events
+}
+check "a trigger's reference on an event pins the module" event_refs
 no_new_warnings() { [ "$(dmesg | grep -cE 'WARNING:|BUG:|Oops')" = "$warnings_before" ]; }
 check "no kernel warning" no_new_warnings
 exit $fail
