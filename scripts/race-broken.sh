@@ -9,7 +9,8 @@
 # (KASAN), then runs make check's debug race stage on it: `debug-broken` is
 # the `debug` kernel with that module in place of the module. Passes when
 # that run fails with a KASAN report in the module's return-probe removal;
-# fails when the run passes or fails for another reason.
+# fails when the run passes, or when it fails for another reason twice (a
+# run that fails without the report is made once more).
 #   race-broken.sh [SECONDS]   (default 30)
 #   race-broken.sh --build     (only build the module: make check does it
 #                               before the VM lanes, one build at a time)
@@ -55,25 +56,39 @@ ko=$(find "$b/modroot" -name rust_kprobe_events.ko)
 [ -n "$ko" ] || die "race-broken.sh: no rust_kprobe_events.ko in the debug modules"
 cp "$d/src/rust_kprobe_events.ko" "$ko"
 log=$ROOT/build/results/retprobe_race-debug-broken.log
-set +e
-bash "$ROOT/scripts/vm.sh" --fixed-qemu --timeout 600 --log "$log" debug-broken -- \
-	"sh /rkpe/guest/retprobe_race.sh define $secs" > /dev/null 2> "$log.vm"
-rc=$?
-set -e
-rm -rf "$b/modroot"
-# What must be there: KASAN's report, from the module's code.
-report=$(grep -a -m1 -E 'BUG: KASAN: [a-z-]+' "$log" || true)
-if [ "$rc" = 0 ]; then
-	echo "race-broken.sh: the race stage PASSED on the deliberately broken module: it would not catch that fault ($log)"
-	exit 1
-fi
-if [ -z "$report" ] || ! sed -n '/BUG: KASAN/,/^.*==================================================================$/p' "$log" |
-	grep -a -q 'rust_kprobe_events'; then
+# A run that fails without KASAN's report failed for another reason (on
+# 2026-12-04 in CI, beside a guest that lost its timer interrupts): it
+# says nothing about whether the fault is caught, so the run is made once
+# more, its findings printed first. A run that passes fails the stage at
+# once: the fault went unseen.
+for attempt in 1 2; do
+	set +e
+	bash "$ROOT/scripts/vm.sh" --fixed-qemu --timeout 600 --log "$log" debug-broken -- \
+		"sh /rkpe/guest/retprobe_race.sh define $secs" > /dev/null 2> "$log.vm"
+	rc=$?
+	set -e
+	grep '^vm: the guest lost its timer' "$log.vm" || true # counted by check.sh
+	if [ "$rc" = 0 ]; then
+		rm -rf "$b/modroot"
+		echo "race-broken.sh: the race stage PASSED on the deliberately broken module: it would not catch that fault ($log)"
+		exit 1
+	fi
+	# What must be there: KASAN's report, from the module's code.
+	report=$(grep -a -m1 -E 'BUG: KASAN: [a-z-]+' "$log" || true)
+	if [ -n "$report" ] && sed -n '/BUG: KASAN/,/^.*==================================================================$/p' "$log" |
+		grep -a -q 'rust_kprobe_events'; then
+		break
+	fi
 	echo "race-broken.sh: the broken module's run failed (vm.sh status $rc), but not with a KASAN report in the module ($log)"
 	# What vm.sh said (the splat lines it found), and the console's end.
 	sed 's/^/race-broken.sh: vm.sh | /' "$log.vm"
 	grep -a -E "^$KMSG_TS" "$log" | tail -n 20 | sed 's/^/race-broken.sh: console | /'
-	exit 1
-fi
-grep '^vm: the guest lost its timer' "$log.vm" || true # counted by check.sh
+	if [ $attempt = 2 ]; then
+		rm -rf "$b/modroot"
+		exit 1
+	fi
+	cp "$log" "$log.attempt-1"
+	echo "race-broken.sh: its console is kept in $log.attempt-1; running it once more"
+done
+rm -rf "$b/modroot"
 echo "race-broken.sh: the race stage fails on the deliberately broken module (vm.sh status $rc): ${report#*] }"
