@@ -139,6 +139,17 @@ for p in "${patches[@]}"; do
 done
 grep -x 'CONFIG_RUST_KPROBE_EVENTS=m' "$out/.config" >/dev/null ||
 	die "series-build: the last step did not build the module (CONFIG_RUST_KPROBE_EVENTS)"
+# The module was built, from every Rust file the series adds for it: the
+# files a step adds undeclared (compiled from a later step) must all be in
+# the last build's dependencies (rustc's dep-info in kbuild's .cmd file).
+mdir=kernel/trace/rust_kprobe_events
+[ -e "$out/$mdir/rust_kprobe_events.ko" ] ||
+	die "series-build: the last step built no $mdir/rust_kprobe_events.ko"
+uncompiled=$(cd "$src" && find "$mdir" -name '*.rs' | sort | while read -r f; do
+	grep -q "$f" "$out/$mdir/.rust_kprobe_events.o.cmd" || echo "$f"
+done)
+[ -z "$uncompiled" ] || die "series-build: the module's build did not compile: $uncompiled"
+echo "series-build: the module was built from all its $(cd "$src" && find "$mdir" -name '*.rs' | wc -l) Rust files"
 echo "$key" >"$mark"
 echo "series-build: each of the ${#patches[@]} patches builds, without a warning the pristine build lacks"
 rm -rf "$src" "$out"
