@@ -78,6 +78,10 @@ event_refs() {
 	# If the trigger fired (the shell's own writes hit vfs_write), it
 	# enabled rkpe_tgt for good, as C's enable_event does: disable it.
 	echo 0 > $t/events/kprobes/rkpe_tgt/enable
+	# Linux 7.3 frees a removed trigger's data later, from a kthread (its
+	# references with it): wait up to 10 s for the count to come back.
+	i=0
+	while [ "$(refcnt)" != "$base" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	after=$(refcnt)
 	echo > $t/kprobe_events
 	echo "refcnt: defined $base, with the enable_event trigger $held, without $after"
