@@ -52,6 +52,7 @@ rm -rf "$b" && mkdir -p "$b"
 ln -sfn "$(readlink -f "$ROOT/build/debug/bzImage")" "$b/bzImage"
 ln -sfn "$out" "$b/out"
 cp -a "$(readlink -f "$ROOT/build/debug/modroot")" "$b/modroot"
+trap 'rm -rf "$b/modroot"' EXIT
 ko=$(find "$b/modroot" -name rust_kprobe_events.ko)
 [ -n "$ko" ] || die "race-broken.sh: no rust_kprobe_events.ko in the debug modules"
 cp "$d/src/rust_kprobe_events.ko" "$ko"
@@ -69,26 +70,23 @@ for attempt in 1 2; do
 	set -e
 	grep '^vm: the guest lost its timer' "$log.vm" || true # counted by check.sh
 	if [ "$rc" = 0 ]; then
-		rm -rf "$b/modroot"
 		echo "race-broken.sh: the race stage PASSED on the deliberately broken module: it would not catch that fault ($log)"
 		exit 1
 	fi
-	# What must be there: KASAN's report, from the module's code.
+	# What must be there: KASAN's report, from the module's code. (grep
+	# reads to the end, not -q: under pipefail, sed killed by SIGPIPE when
+	# grep -q stops early made the pipeline fail on a report that was there.)
 	report=$(grep -a -m1 -E 'BUG: KASAN: [a-z-]+' "$log" || true)
 	if [ -n "$report" ] && sed -n '/BUG: KASAN/,/^.*==================================================================$/p' "$log" |
-		grep -a -q 'rust_kprobe_events'; then
+		grep -a 'rust_kprobe_events' > /dev/null; then
 		break
 	fi
 	echo "race-broken.sh: the broken module's run failed (vm.sh status $rc), but not with a KASAN report in the module ($log)"
 	# What vm.sh said (the splat lines it found), and the console's end.
 	sed 's/^/race-broken.sh: vm.sh | /' "$log.vm"
 	grep -a -E "^$KMSG_TS" "$log" | tail -n 20 | sed 's/^/race-broken.sh: console | /'
-	if [ $attempt = 2 ]; then
-		rm -rf "$b/modroot"
-		exit 1
-	fi
+	[ $attempt = 1 ] || exit 1
 	cp "$log" "$log.attempt-1"
 	echo "race-broken.sh: its console is kept in $log.attempt-1; running it once more"
 done
-rm -rf "$b/modroot"
 echo "race-broken.sh: the race stage fails on the deliberately broken module (vm.sh status $rc): ${report#*] }"
