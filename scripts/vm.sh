@@ -179,7 +179,7 @@ splats() {
 	grep -E "^$KMSG_TS(WARNING:|BUG:|Oops|Kernel panic|general protection fault|kernel BUG|Internal error:|Unable to handle kernel|INFO: trying to register non-static key|UBSAN:|rcu: INFO: rcu_[a-z]+ (self-)?detected stall|watchdog: BUG:|INFO: task .* blocked for more than)" "$log" |
 		{ if [ -n "$allow" ]; then grep -Ev "\] WARNING:.*($allow)" || true; else cat; fi; }
 }
-if [ -n "$allow" ] && grep -E "^${KMSG_TS}WARNING:" "$log" | grep -Eq "$allow"; then
+if [ -n "$allow" ] && grep -E "^${KMSG_TS}WARNING:" "$log" | grep -E "$allow" > /dev/null; then
 	echo "vm: allowed warnings (--allow-warning):" >&2
 	grep -E "^${KMSG_TS}WARNING:" "$log" | grep -E "$allow" | head -5 >&2
 fi
