@@ -9,9 +9,11 @@ B=/rkpe/bin/getppid_loop
 N=${1:-200000}
 # task_struct's offsets of pid, real_parent and comm (from the caller).
 PID_OFF=${PID_OFF:-1024} PARENT_OFF=${PARENT_OFF:-1040} COMM_OFF=${COMM_OFF:-1504}
-# "quick": only the rows make check guards (scripts/bench-vm.sh --check).
+# "quick": only the rows make check guards (scripts/bench-vm.sh --check);
+# "row=LABEL": that row alone.
 QUICK=${2:-}
 quick_row() {
+	case "$QUICK" in row=*) [ "$1" = "${QUICK#row=}" ]; return ;; esac
 	case "$1" in
 	'p' | 'p a=%di b=%si c=%dx d=%cx' | 'p u=+0(%di):u64' | 'p s=@linux_banner:string' | 'r r=$retval' | 'tracing_on=0 p') return 0 ;;
 	# 7.3's (skipped where the README does not show them).
@@ -63,7 +65,6 @@ done
 # enable_event trigger on module_free, which does not fire in the loop:
 # the event is soft-disabled, so each hit is the kprobe core, the dispatch
 # and the soft-disabled test, nothing written; the floor of a probe),
-# "module-only" (C's does not survive the row: the module alone is measured),
 # "at:FUNC" (the probe is on FUNC, which each getppid calls once).
 measure() {
 	if [ $1 = C ]; then f=kprobe_events; g=kprobes; else f=rkprobe_events; g=rkprobes; fi
@@ -141,10 +142,6 @@ while IFS= read -r row; do
 	kind=${spec%% *}
 	[ "$kind" = "$spec" ] && args= || args=" ${spec#* }"
 	for impl in C RUST; do
-		if [ $impl = C ] && [ "$mode" = module-only ]; then
-			echo "C|$label|crashes"
-			continue
-		fi
 		measure $impl "$kind" "$args" "$label" "$mode"
 	done
 done <<SPECS
@@ -182,11 +179,12 @@ p s=@init_uts_ns:string
 p s=@linux_banner:string
 p u=+0(+112(%di)):ustring
 p y=@linux_banner:symbol
-# C's symstr writes sprint_symbol()'s whole KSYM_NAME_LEN reach into the
-# record (kallsyms_lookup_buildid() sets namebuf[KSYM_NAME_LEN - 1]): near
-# the end of a ring-buffer page that overwrites the next page's metadata,
-# and the kernel oopses within the loop (6.12; seen with C alone).
-p y=@linux_banner:symstr|module-only|p y=@linux_banner:symstr
+# Without the series' first patch, C's symstr wrote sprint_symbol()'s whole
+# KSYM_NAME_LEN reach into the record (kallsyms_lookup_buildid() sets
+# namebuf[KSYM_NAME_LEN - 1]): near the end of a ring-buffer page that
+# overwrote the next page, and the kernel oopsed within this row's loop
+# (6.12, C alone). With it, C formats aside as the module does.
+p y=@linux_banner:symstr
 p x=@linux_banner:u8[16]
 p b=@linux_banner:b4@4/32
 r r=\$retval
