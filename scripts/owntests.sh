@@ -39,10 +39,13 @@ console_section "$log" '^=== ftracetest output$' | grep -E '^\[[0-9]+\]|^# of' |
 grep -q '^# of passed:  *[1-9]' "$log" || { echo "own tests: none passed"; exit 1; }
 grep -q '^# of failed:  *0' "$log" || { echo "own tests: some failed"; exit 1; }
 # A test may be unsupported only for want of what its kernel lacks: the
-# ones marked "(Linux 7.3)" on 6.12. Anything else unsupported (the
-# module's kprobe_misses file missing, perf_bpf not in the initramfs) fails.
+# ones marked "(Linux 7.3)" on 6.12, "(BTF)" on a kernel without BTF (the
+# arm64 ones). Anything else unsupported (the module's kprobe_misses file
+# missing, perf_bpf not in the initramfs) fails.
 unsup=$(console_section "$log" '^=== ftracetest output$' | grep -a '\[UNSUPPORTED\]' || true)
 [ "$(variant_kver "$variant")" = 6.12 ] && unsup=$(printf '%s\n' "$unsup" | grep -v '(Linux 7\.3)' || true)
+grep -qx 'CONFIG_DEBUG_INFO_BTF=y' "$ROOT/build/$variant/out/.config" ||
+	unsup=$(printf '%s\n' "$unsup" | grep -v '(BTF)' || true)
 if [ -n "$unsup" ]; then
 	echo "own tests: unsupported where they must run:"; echo "$unsup"; exit 1
 fi
