@@ -30,17 +30,9 @@ impl PtRegs {
     #[inline]
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn stack_nth(&self, n: u32) -> usize {
-        let sp = self.sp();
-        let addr = sp.wrapping_add(n as usize * 8);
-        let mask = !(crate::bindings::THREAD_SIZE - 1);
-        if addr & mask != sp & mask {
-            return 0;
-        }
-        let mut w = [0u8; 8];
-        match crate::nofault::read_kernel(addr, &mut w) {
-            Ok(()) => usize::from_ne_bytes(w),
-            Err(_) => 0,
-        }
+        // SAFETY: the registers are valid (type invariant); the function
+        // reads the word only after checking that it is on the stack.
+        unsafe { crate::bindings::regs_get_kernel_stack_nth(self.as_raw(), n) as usize }
     }
 
     /// The return value (`regs_return_value()`).

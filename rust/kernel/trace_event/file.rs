@@ -104,6 +104,13 @@ impl EventFile {
     }
 
     /// [`EventFile::soft_disabled`] with the file's flags read.
+    ///
+    /// The flag tests are those of C's inline `trace_trigger_soft_disabled()`,
+    /// written again, and it answers a soft-disabled event without triggers
+    /// itself: calling the inline through a helper instead cost 14 guest
+    /// instructions a soft-disabled hit, 3% of it (`make bench-vm` on 6.12
+    /// x86-64, "p, soft-disabled": 439.6 a call of the probed function,
+    /// 453.6 with the call, C 454.7), and 3 a hit an event filter rejects.
     #[inline(always)]
     fn soft_disabled_as(&self, flags: u64) -> bool {
         let mode = u64::from(
