@@ -78,8 +78,6 @@ struct dyn_event {
 };
 
 extern struct list_head dyn_event_list;
-/* Held while a type is offered a command, and while the list of types changes. */
-extern struct mutex dyn_event_ops_mutex;
 
 static inline
 int dyn_event_init(struct dyn_event *ev, struct dyn_event_operations *ops)

@@ -28,10 +28,6 @@ use crate::{
     prelude::*,
     seq_file::SeqFile,
     str::CStr,
-    sync::{
-        lock::{mutex::MutexBackend, Guard},
-        Mutex,
-    },
     trace_event::{lock_events, EventLock},
     types::Opaque,
 };
@@ -50,10 +46,7 @@ type Operations = bindings::dyn_event_operations;
 /// `struct dyn_event` (<linux/trace_dynevent.h>).
 type RawEvent = bindings::dyn_event;
 
-use bindings::{
-    dyn_event_list, dyn_event_ops_mutex, dyn_event_register, dyn_event_register_first,
-    dyn_event_unregister,
-};
+use bindings::{dyn_event_list, dyn_event_register, dyn_event_register_first, dyn_event_unregister};
 
 /// A kind of dynamic event. Except for [`Provider::create`], the core
 /// calls these with `event_mutex` held.
@@ -118,10 +111,12 @@ impl<'a> Iterator for Args<'a> {
 }
 
 /// The Rust types registered, for [`Type`]'s `create` callback, which the
-/// core calls with the command only. Guarded by `dyn_event_ops_mutex`.
+/// core calls with the command only. Guarded by `event_mutex`. (Not by
+/// the core's lock of its list of types, which is its own: it is held
+/// around `create`, which takes `event_mutex` after it, as C's types' do.)
 struct Registry(UnsafeCell<[Option<(TypeId, *const c_void)>; 4]>);
 
-// SAFETY: only accessed with `dyn_event_ops_mutex` held.
+// SAFETY: only accessed with `event_mutex` held.
 unsafe impl Sync for Registry {}
 
 static REGISTRY: Registry = Registry(UnsafeCell::new([None; 4]));
@@ -287,15 +282,16 @@ impl<P: Provider> Type<P> {
     ///
     /// # Safety
     ///
-    /// Called by the core with `dyn_event_ops_mutex` held and a
+    /// Called by the core with its lock of its types held and a
     /// NUL-terminated line.
     unsafe extern "C" fn create(raw: *const u8) -> c_int {
-        // SAFETY: the mutex is held; see `register`.
-        let Some(this) = (unsafe { find(TypeId::of::<P>()) }) else {
+        let Some(this) = find(&lock_events(), TypeId::of::<P>()) else {
             return ECANCELED.to_errno();
         };
         // SAFETY: registered by `Type<P>::new`, alive until it is
-        // unregistered, which takes the mutex the caller holds.
+        // unregistered: `dyn_event_unregister()` takes the core's lock of
+        // its types, which the caller holds, so it returns only after this
+        // call (and no call comes after it).
         let this = unsafe { &*this.cast::<Self>() };
         // SAFETY: the core passes a NUL-terminated line.
         let cmd = unsafe { CStr::from_char_ptr(raw) };
@@ -464,15 +460,6 @@ unsafe fn unlink(raw: *mut RawEvent) {
     unsafe { bindings::dyn_event_remove(raw) };
 }
 
-/// Takes `dyn_event_ops_mutex`, the core's lock of its list of types, which
-/// also guards the registry.
-fn lock_ops() -> Guard<'static, (), MutexBackend> {
-    // SAFETY: a `DEFINE_MUTEX()` of the core: initialised, never freed; `()`
-    // has no size and an alignment of one.
-    let m: &'static Mutex<()> = unsafe { Mutex::from_raw(ptr::addr_of_mut!(dyn_event_ops_mutex)) };
-    m.lock()
-}
-
 /// Puts `ty` in the registry and `ops` in the core's list.
 ///
 /// # Safety
@@ -481,8 +468,11 @@ fn lock_ops() -> Guard<'static, (), MutexBackend> {
 /// [`unregister`] takes it out.
 #[inline(never)]
 unsafe fn register(id: TypeId, ty: *const c_void, ops: *mut Operations, first: bool) -> Result {
-    let guard = lock_ops();
-    // SAFETY: the mutex is held (`guard`).
+    // (`event_mutex` is let go before the core's lock of its types is
+    // taken: `create` takes them the other way round.)
+    let guard = lock_events();
+    // SAFETY: `event_mutex` is held (`guard`), and no other reference to
+    // the slots lives.
     let slots = unsafe { &mut *REGISTRY.0.get() };
     let r = if slots.iter().flatten().any(|(t, _)| *t == id) {
         Err(EBUSY)
@@ -519,8 +509,9 @@ fn unregister(id: TypeId, ops: *mut Operations) {
 
 #[inline(never)]
 fn unregister_id(id: TypeId) {
-    let _guard = lock_ops();
-    // SAFETY: the mutex is held (`_guard`).
+    let _guard = lock_events();
+    // SAFETY: `event_mutex` is held (`_guard`), and no other reference to
+    // the slots lives.
     let slots = unsafe { &mut *REGISTRY.0.get() };
     for s in slots.iter_mut() {
         if s.is_some_and(|(t, _)| t == id) {
@@ -530,12 +521,9 @@ fn unregister_id(id: TypeId) {
 }
 
 /// The `Type` registered for the Rust type `id`, as a raw pointer, if there is one.
-///
-/// # Safety
-///
-/// `dyn_event_ops_mutex` must be held.
-unsafe fn find(id: TypeId) -> Option<*const c_void> {
-    // SAFETY: by the caller's guarantee.
+fn find(_lock: &EventLock, id: TypeId) -> Option<*const c_void> {
+    // SAFETY: `event_mutex` is held; no mutable reference to the slots
+    // lives (they are changed only under `event_mutex` too).
     let slots = unsafe { &*REGISTRY.0.get() };
     slots
         .iter()
