@@ -46,7 +46,9 @@ type Operations = bindings::dyn_event_operations;
 /// `struct dyn_event` (<linux/trace_dynevent.h>).
 type RawEvent = bindings::dyn_event;
 
-use bindings::{dyn_event_list, dyn_event_register, dyn_event_register_first, dyn_event_unregister};
+use bindings::{
+    dyn_event_list, dyn_event_register, dyn_event_register_first, dyn_event_unregister,
+};
 
 /// A kind of dynamic event. Except for [`Provider::create`], the core
 /// calls these with `event_mutex` held.
