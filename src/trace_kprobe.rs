@@ -531,14 +531,18 @@ impl Probes {
         let mut state = self.state.lock();
         // A probe on an existing event joins it.
         let existing = state.event_of(names.group, names.event);
-        let event = match existing {
+        let (event, event_index) = match existing {
             Some(i) => {
                 let ev = state.events[i].data().shared.clone();
                 check_append(&spec, state.probes_of(&ev).map(|p| &p.shared().spec))
                     .map_err(Fail::Parse)?;
-                ev
+                (ev, i)
             }
-            None => self.new_event(&lock, &mut state, &spec, names)?,
+            // `new_event` puts the new event last.
+            None => (
+                self.new_event(&lock, &mut state, &spec, names)?,
+                state.events.len() - 1,
+            ),
         };
         // From here on, a failure leaves the registry as it was: the probe,
         // if it got that far, leaves the event's list of probes to arm and
@@ -587,7 +591,7 @@ impl Probes {
         creating.state.probes.reserve(1, GFP_KERNEL)?;
         // Nothing fails from here on.
         let c = creating.dismiss();
-        shared.add(&lock, ty);
+        shared.add(&lock, ty, c.state.events[event_index].call());
         // Cannot fail: reserved above.
         let _ = c.state.probes.push(probe, GFP_KERNEL);
         Ok(())

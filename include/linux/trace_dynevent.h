@@ -10,12 +10,10 @@
 #define _LINUX_TRACE_DYNEVENT_H
 
 #include <linux/list.h>
-#include <linux/lockdep.h>
-#include <linux/mutex.h>
-#include <linux/trace_events.h>
 #include <linux/types.h>
 
 struct seq_file;
+struct trace_event_call;
 struct dyn_event;
 
 /**
@@ -77,8 +75,6 @@ struct dyn_event {
 	struct dyn_event_operations	*ops;
 };
 
-extern struct list_head dyn_event_list;
-
 static inline
 int dyn_event_init(struct dyn_event *ev, struct dyn_event_operations *ops)
 {
@@ -90,23 +86,9 @@ int dyn_event_init(struct dyn_event *ev, struct dyn_event_operations *ops)
 	return 0;
 }
 
-static inline int dyn_event_add(struct dyn_event *ev,
-				struct trace_event_call *call)
-{
-	lockdep_assert_held(&event_mutex);
-
-	if (!ev || !ev->ops)
-		return -EINVAL;
-
-	call->flags |= TRACE_EVENT_FL_DYNAMIC;
-	list_add_tail(&ev->list, &dyn_event_list);
-	return 0;
-}
-
-static inline void dyn_event_remove(struct dyn_event *ev)
-{
-	lockdep_assert_held(&event_mutex);
-	list_del_init(&ev->list);
-}
+/* These three are called with event_mutex held (trace_event_mutex_lock()). */
+int dyn_event_add(struct dyn_event *ev, struct trace_event_call *call);
+void dyn_event_remove(struct dyn_event *ev);
+struct dyn_event *dyn_event_first_of(struct dyn_event_operations *ops);
 
 #endif /* _LINUX_TRACE_DYNEVENT_H */

@@ -48,17 +48,7 @@ unsigned int rust_helper_trace_event_call_bpf(struct trace_event_call *call, voi
 NOKPROBE_SYMBOL(rust_helper_trace_event_call_bpf);
 #endif
 
-void rust_helper_list_add_tail(struct list_head *new, struct list_head *head)
-{
-	list_add_tail(new, head);
-}
-
 int rust_helper_dyn_event_init(struct dyn_event *ev, struct dyn_event_operations *ops)
 {
 	return dyn_event_init(ev, ops);
-}
-
-void rust_helper_dyn_event_remove(struct dyn_event *ev)
-{
-	dyn_event_remove(ev);
 }

@@ -693,6 +693,12 @@ impl<T: Event> Registration<T> {
         &self.data
     }
 
+    /// The event's `struct trace_event_call`, which a [`dyn_event::Entry`]
+    /// is listed for ([`dyn_event::Entry::add`]).
+    pub fn call(&self) -> &Opaque<bindings::trace_event_call> {
+        &self.call
+    }
+
     /// The event type id (the `id` file).
     pub fn id(&self) -> u32 {
         // SAFETY: `call` is valid (type invariant); the id is written once,

@@ -4,8 +4,6 @@
 #include <linux/trace_dynevent.h>
 #include <linux/trace_events.h>
 
-/* (list_add_tail() is upstream's, in list.c.) */
-
 /*
  * trace_event::ENTRY_SIZE, and the record heads the module lays out: the
  * Rust side asserts the same (rust/kernel/trace_event.rs), so a change on
@@ -53,9 +51,4 @@ NOKPROBE_SYMBOL(rust_helper_trace_event_call_bpf);
 __rust_helper int rust_helper_dyn_event_init(struct dyn_event *ev, struct dyn_event_operations *ops)
 {
 	return dyn_event_init(ev, ops);
-}
-
-__rust_helper void rust_helper_dyn_event_remove(struct dyn_event *ev)
-{
-	dyn_event_remove(ev);
 }

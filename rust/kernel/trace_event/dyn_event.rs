@@ -46,9 +46,10 @@ type Operations = bindings::dyn_event_operations;
 /// `struct dyn_event` (<linux/trace_dynevent.h>).
 type RawEvent = bindings::dyn_event;
 
-use bindings::{
-    dyn_event_list, dyn_event_register, dyn_event_register_first, dyn_event_unregister,
-};
+/// `struct trace_event_call` (<linux/trace_events.h>).
+type RawCall = bindings::trace_event_call;
+
+use bindings::{dyn_event_register, dyn_event_register_first, dyn_event_unregister};
 
 /// A kind of dynamic event. Except for [`Provider::create`], the core
 /// calls these with `event_mutex` held.
@@ -159,17 +160,27 @@ static REGISTRY: Registry = Registry(UnsafeCell::new([None; 4]));
 /// let ty = KBox::pin_init(Type::new::<Infallible>(Ty), GFP_KERNEL)?;
 /// // One type per Rust type.
 /// assert_eq!(KBox::pin_init(Type::new::<Infallible>(Ty), GFP_KERNEL).err(), Some(EBUSY));
+/// // The event an entry is listed for: a blank one here, which
+/// // `dyn_event_add()` only marks dynamic.
+/// use kernel::{bindings, types::Opaque};
+/// // SAFETY: all zeroes is a valid `struct trace_event_call`.
+/// let call = Opaque::new(unsafe { core::mem::zeroed::<bindings::trace_event_call>() });
 /// let e = KBox::pin_init(Entry::new(7u32), GFP_KERNEL)?;
 /// assert!(!e.is_linked());
-/// e.add(&lock_events(), &ty);
+/// e.add(&lock_events(), &ty, &call);
 /// assert!(e.is_linked());
 /// assert_eq!(*e.data(), 7);
+/// // SAFETY: `call` is valid; nothing else writes it.
+/// let flags = unsafe { (*call.get()).flags } as u32;
+/// assert_ne!(flags & bindings::TRACE_EVENT_FL_DYNAMIC, 0);
 /// e.remove(&lock_events());
 /// assert!(!e.is_linked());
 /// // Dropping the type unlinks what is left.
-/// e.add(&lock_events(), &ty);
+/// e.add(&lock_events(), &ty, &call);
+/// let f = KBox::pin_init(Entry::new(8u32), GFP_KERNEL)?;
+/// f.add(&lock_events(), &ty, &call);
 /// drop(ty);
-/// assert!(!e.is_linked());
+/// assert!(!e.is_linked() && !f.is_linked());
 /// # Ok::<(), Error>(())
 /// ```
 ///
@@ -402,52 +413,32 @@ impl<P: Provider> PinnedDrop for Type<P> {
         unregister(TypeId::of::<P>(), ops);
         // Unlink the entries left, so that nothing reaches `ops`.
         let lock = lock_events();
-        for_each_entry(&lock, ops, &mut |ev| {
+        // SAFETY: `event_mutex` is held (`lock`).
+        while let Some(ev) = ptr::NonNull::new(unsafe { bindings::dyn_event_first_of(ops) }) {
             // SAFETY: entries with our `ops` are live `Entry<P::Entry>`s
             // (type invariant).
             let entry = unsafe {
-                &*crate::container_of!(ev.cast::<Opaque<RawEvent>>(), Entry<P::Entry>, raw)
+                &*crate::container_of!(ev.as_ptr().cast::<Opaque<RawEvent>>(), Entry<P::Entry>, raw)
             };
+            // Linked, so this takes it out: the loop ends.
             entry.unlink(&lock);
-        });
-    }
-}
-
-/// Calls `f` on each entry of `dyn_event_list` whose type is `ops`; `f`
-/// may unlink it.
-#[inline(never)]
-fn for_each_entry(_lock: &EventLock, ops: *mut Operations, f: &mut dyn FnMut(*mut RawEvent)) {
-    // SAFETY: `event_mutex` is held, so the list is stable but for what `f`
-    // unlinks: the next entry is read first.
-    unsafe {
-        let head = ptr::addr_of_mut!(dyn_event_list);
-        let mut pos = (*head).next;
-        while pos != head {
-            let next = (*pos).next;
-            let ev = pos.cast::<RawEvent>();
-            if (*ev).ops == ops {
-                f(ev);
-            }
-            pos = next;
         }
     }
 }
 
-/// `dyn_event_add()` (but for the event's flag, which the event sets): `raw`
-/// goes last in `dyn_event_list`, as one of `ops`.
+/// `dyn_event_add()`: `raw` goes last in `dynamic_events`, as one of `ops`,
+/// and `call`, its event, is marked dynamic.
 ///
 /// # Safety
 ///
-/// `event_mutex` must be held; `raw` pinned and not linked.
+/// `event_mutex` must be held; `raw` pinned and not linked; `call` valid.
 #[inline(never)]
-unsafe fn link(raw: *mut RawEvent, ops: *mut Operations) {
-    // SAFETY: by the caller's guarantee; neither pointer is null.
+unsafe fn link(raw: *mut RawEvent, ops: *mut Operations, call: *mut RawCall) {
+    // SAFETY: by the caller's guarantee; neither pointer is null, so
+    // neither call fails.
     unsafe {
         bindings::dyn_event_init(raw, ops);
-        bindings::list_add_tail(
-            ptr::addr_of_mut!((*raw).list),
-            ptr::addr_of_mut!(dyn_event_list),
-        );
+        bindings::dyn_event_add(raw, call);
     }
 }
 
@@ -582,9 +573,15 @@ impl<T> Entry<T> {
         self.linked.load(Ordering::Acquire)
     }
 
-    /// Lists the entry last in `dynamic_events`, as one of `ty`'s
-    /// (`dyn_event_add()`). Does nothing if it is listed already.
-    pub fn add<P: Provider<Entry = T>>(&self, _lock: &EventLock, ty: &Type<P>) {
+    /// Lists the entry last in `dynamic_events`, as one of `ty`'s, for the
+    /// event whose `trace_event_call` is `call` (`dyn_event_add()`, which
+    /// marks the event dynamic). Does nothing if it is listed already.
+    pub fn add<P: Provider<Entry = T>>(
+        &self,
+        _lock: &EventLock,
+        ty: &Type<P>,
+        call: &Opaque<RawCall>,
+    ) {
         if self.is_linked() {
             return;
         }
@@ -594,7 +591,7 @@ impl<T> Entry<T> {
         // SAFETY: `event_mutex` is held (`_lock`); `raw` is pinned (an
         // `Entry` is only made by pinned initialisation) and unlinked; `ty`
         // is registered, and unlinks its entries before it goes away.
-        unsafe { link(raw, ty.ops.get()) };
+        unsafe { link(raw, ty.ops.get(), call.get()) };
         // INVARIANT: linked, with `ty`'s `ops`, under `event_mutex`.
         self.linked.store(true, Ordering::Release);
     }

@@ -3,11 +3,8 @@
 //! The tracing core's `event_mutex`: [`lock_events`] and the [`EventLock`]
 //! proof that it is held.
 
-use crate::{
-    bindings,
-    sync::{lock::mutex::MutexBackend, lock::Guard, Mutex},
-};
-use core::{ops::Deref, ptr};
+use crate::bindings;
+use core::{marker::PhantomData, ops::Deref};
 
 /// Proof that the tracing core's `event_mutex` is held: the lock the core
 /// holds when it calls an event's callbacks, and that creating or removing
@@ -29,7 +26,7 @@ use core::{ops::Deref, ptr};
 /// drop(lock_events());
 /// ```
 pub struct EventLock {
-    _not_send: core::marker::PhantomData<*mut ()>,
+    _not_send: PhantomData<*mut ()>,
 }
 
 impl EventLock {
@@ -40,7 +37,7 @@ impl EventLock {
     /// `event_mutex` must be held for `'a`.
     pub(crate) unsafe fn assume_held<'a>() -> &'a EventLock {
         &EventLock {
-            _not_send: core::marker::PhantomData,
+            _not_send: PhantomData,
         }
     }
 
@@ -54,10 +51,14 @@ impl EventLock {
     }
 }
 
-/// Holds `event_mutex` until dropped (the kernel crate's own lock guard of
-/// `event_mutex` seen as a [`Mutex<()>`]); derefs to the [`EventLock`] proof.
+/// Holds `event_mutex` until dropped; derefs to the [`EventLock`] proof.
+///
+/// # Invariants
+///
+/// `event_mutex` is held by this thread until the guard is dropped.
 pub struct EventGuard {
-    _guard: Guard<'static, (), MutexBackend>,
+    /// Not `Send`: a mutex is let go by the thread that took it.
+    _not_send: PhantomData<*mut ()>,
 }
 
 impl Deref for EventGuard {
@@ -69,12 +70,21 @@ impl Deref for EventGuard {
     }
 }
 
-/// Takes the tracing core's `event_mutex` (it may sleep).
+impl Drop for EventGuard {
+    fn drop(&mut self) {
+        // SAFETY: this thread holds `event_mutex` (type invariant).
+        unsafe { bindings::trace_event_mutex_unlock() };
+    }
+}
+
+/// Takes the tracing core's `event_mutex` (`trace_event_mutex_lock()`; it
+/// may sleep).
 #[inline(never)]
 pub fn lock_events() -> EventGuard {
-    // SAFETY: `event_mutex` is the tracing core's `DEFINE_MUTEX()` (declared
-    // in <linux/trace_events.h>): initialised and never freed.
-    let m: &'static Mutex<()> =
-        unsafe { Mutex::from_raw(ptr::addr_of_mut!(bindings::event_mutex)) };
-    EventGuard { _guard: m.lock() }
+    // SAFETY: no preconditions; the core's lock is initialised statically.
+    unsafe { bindings::trace_event_mutex_lock() };
+    // INVARIANT: taken above, let go by the guard's drop.
+    EventGuard {
+        _not_send: PhantomData,
+    }
 }
