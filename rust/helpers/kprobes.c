@@ -2,6 +2,7 @@
 
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
+#include <linux/security.h>
 
 /*
  * kprobes::HitCounters: @n u64s per CPU, as trace_kprobe.nhit is one
@@ -64,16 +65,13 @@ NOKPROBE_SYMBOL(rust_helper_kprobes_this_cpu_ptr);
 struct task_struct *rust_helper_get_current(void);
 NOKPROBE_SYMBOL(rust_helper_get_current);
 
-#ifdef CONFIG_X86_64
 /*
- * regs_get_kernel_stack_nth(), inline on x86-64 (arm64 exports it):
- * $stackN's fetch. The call costs 6 guest instructions a fetch (make
- * bench-vm, "p a=$stack1": 1089.9 to 1096.1 a hit, C 1201.7).
+ * The lockdown check of the C kprobe events before a kprobe is registered
+ * (LOCKDOWN_KPROBES, trace_kprobe.c:498). security_locked_down() is an
+ * inline stub without CONFIG_SECURITY, and its reasons are not visible to
+ * bindgen.
  */
-unsigned long rust_helper_regs_get_kernel_stack_nth(struct pt_regs *regs, unsigned int n)
+int rust_helper_security_locked_down_kprobes(void)
 {
-	return regs_get_kernel_stack_nth(regs, n);
+	return security_locked_down(LOCKDOWN_KPROBES);
 }
-
-NOKPROBE_SYMBOL(rust_helper_regs_get_kernel_stack_nth);
-#endif

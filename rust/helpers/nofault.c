@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+
+#include <linux/kprobes.h>
+#include <linux/sched.h>
+
+/* Where a nofault read may read user memory, and the current task's name. */
+unsigned long rust_helper_task_size(void)
+{
+	return TASK_SIZE;
+}
+
+NOKPROBE_SYMBOL(rust_helper_task_size);
+
+const char *rust_helper_current_comm(void)
+{
+	return current->comm;
+}
+
+NOKPROBE_SYMBOL(rust_helper_current_comm);
