@@ -37,36 +37,6 @@ use core::{
 /// # Ok::<(), Error>(())
 /// ```
 ///
-/// A probe handler counts its hits with [`HitCounters::inc`], which takes
-/// the handler's [`PtRegs`] as proof that preemption is off:
-///
-/// ```
-/// use kernel::c_str;
-/// use kernel::kprobes::{Handler, HitCounters, Place, Registration};
-/// use kernel::ptrace::PtRegs;
-///
-/// struct Count(HitCounters<1>);
-///
-/// impl Handler for Count {
-///     fn pre_handler(&self, regs: &PtRegs) {
-///         self.0.inc(0, regs);
-///     }
-/// }
-///
-/// let mut c = HitCounters::new()?;
-/// c.add(0, 40);
-/// let place = Place::Symbol(c_str!("kstrtouint"), 0);
-/// let probe = KBox::pin_init(Registration::new(place, false, Count(c)), GFP_KERNEL)?;
-/// let mut v = 0u32;
-/// for _ in 0..2 {
-///     // SAFETY: a NUL-terminated string and a valid output pointer.
-///     unsafe { kernel::bindings::kstrtouint(c_str!("7").as_char_ptr(), 10, &mut v) };
-/// }
-/// // Other callers of `kstrtouint()` may have hit it meanwhile.
-/// assert!(probe.handler().0.sum(0) >= 42);
-/// # Ok::<(), Error>(())
-/// ```
-///
 /// # Invariants
 ///
 /// `ptr` is a per-CPU allocation of `N` `u64`s (`alloc_percpu()`), zeroed
