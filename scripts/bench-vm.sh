@@ -86,9 +86,9 @@ for spec, d in by.items():
         continue
     c, r = num(d.get('C', '')), float(d['RUST'])
     if c is None:
-        # A row C does not survive (guest/bench.sh says why).
-        out.append(f'| `{spec}` | {d.get("C", "-")} | - | {r:.0f} | {r - base:.0f} | - |')
-        continue
+        # Every row measures both (guest/bench.sh).
+        print(f'bench: FAILED: no count of C for `{spec}`: {d.get("C", "none")}')
+        sys.exit(1)
     out.append(f'| `{spec}` | {c:.0f} | {c - base:.0f} | {r:.0f} | {r - base:.0f} | {(r - base) / (c - base):.2f} |')
 open(sys.argv[2], 'w').write('\n'.join(out) + '\n')
 print('\n'.join(out))
