@@ -93,7 +93,7 @@ for spec, d in by.items():
 open(sys.argv[2], 'w').write('\n'.join(out) + '\n')
 print('\n'.join(out))
 now = {spec: (float(d['RUST']) - base) / (float(d['C']) - base)
-       for spec, d in by.items() if spec != '-' and num(d.get('C', '')) is not None and 'RUST' in d}
+       for spec, d in by.items() if spec != '-' and 'RUST' in d}
 if not check:
     vals = sorted(now.values())
     med = vals[len(vals) // 2] if len(vals) % 2 else (vals[len(vals) // 2 - 1] + vals[len(vals) // 2]) / 2
