@@ -538,11 +538,7 @@ impl Probes {
                     .map_err(Fail::Parse)?;
                 (ev, i)
             }
-            // `new_event` puts the new event last.
-            None => (
-                self.new_event(&lock, &mut state, &spec, names)?,
-                state.events.len() - 1,
-            ),
+            None => self.new_event(&lock, &mut state, &spec, names)?,
         };
         // From here on, a failure leaves the registry as it was: the probe,
         // if it got that far, leaves the event's list of probes to arm and
@@ -597,14 +593,15 @@ impl Probes {
         Ok(())
     }
 
-    /// Creates the event of a new probe.
+    /// Creates the event of a new probe: its shared part and its index in
+    /// `state.events`.
     fn new_event(
         &self,
         lock: &EventLock,
         state: &mut State,
         spec: &StoredProbe,
         names: Names<'_>,
-    ) -> Result<Arc<EventShared>, Fail> {
+    ) -> Result<(Arc<EventShared>, usize), Fail> {
         let strings = EventStrings::new(names, spec.is_return, spec.args.as_slice())?;
         let layout = spec.args.0.clone();
         let is_return = spec.is_return;
@@ -635,9 +632,10 @@ impl Probes {
             }
         })?;
         let shared = reg.data().shared.clone();
+        let index = state.events.len();
         // Cannot fail: reserved above.
         let _ = state.events.push(reg, GFP_KERNEL);
-        Ok(shared)
+        Ok((shared, index))
     }
 
     /// `-:[GRP/][EVENT] ...`: removes the matching probes in order, stops
