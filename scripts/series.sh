@@ -99,13 +99,20 @@ entries | while read -r patch adds; do
 	for a in $adds; do paths+=("${a#*:}"); done
 	[ ${#paths[@]} = 0 ] || RKPE_MAINTAINER="$GIT_AUTHOR_NAME <$GIT_AUTHOR_EMAIL>" python3 "$ROOT/scripts/maintainers.py" "$work/MAINTAINERS" "${paths[@]}"
 	subject=$(sed -n 's/^Subject: \(\[PATCH\] \)\{0,1\}//p' "$p" | sed -n 1p)
+	# The message: the header's lines after the subject up to a `---` line
+	# (or the end of a patch that only adds files); a closing block of
+	# tags (Fixes:, Cc:) takes the sign-off below it, without a blank line.
 	{
 		echo "$subject"
 		echo
-		sed -n '/^Subject:/,/^---$/p' "$p" | sed '1d;$d' | sed '1{/^$/d}'
-		echo
-		echo "Signed-off-by: $GIT_AUTHOR_NAME <$GIT_AUTHOR_EMAIL>"
+		sed -n '/^Subject:/,/^---$/p' "$p" | sed '1d;${/^---$/d}' | sed '1{/^$/d}' |
+			sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
 	} | cat -s > "$work/.msg"
+	if tail -n 1 "$work/.msg" | grep -Eq '^(Fixes|Cc|Link|Reported-by|Closes): '; then
+		echo "Signed-off-by: $GIT_AUTHOR_NAME <$GIT_AUTHOR_EMAIL>" >> "$work/.msg"
+	else
+		printf '\nSigned-off-by: %s <%s>\n' "$GIT_AUTHOR_NAME" "$GIT_AUTHOR_EMAIL" >> "$work/.msg"
+	fi
 	git_ add -A -- . ':!.msg'
 	git_ commit -q -F .msg
 	n=$((n + 1))

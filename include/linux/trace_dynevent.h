@@ -9,6 +9,7 @@
 #ifndef _LINUX_TRACE_DYNEVENT_H
 #define _LINUX_TRACE_DYNEVENT_H
 
+#include <linux/errno.h>
 #include <linux/list.h>
 #include <linux/types.h>
 
