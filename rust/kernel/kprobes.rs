@@ -599,9 +599,11 @@ fn unregister_batch<'a, R: Batch + 'a>(probes: impl Iterator<Item = &'a R> + Clo
         return;
     };
     for p in probes {
-        if take_registered(p.unregistered()) {
-            // Within the capacity reserved above: does not allocate.
-            let _ = raws.push(p.raw(), GFP_KERNEL);
+        // Within the capacity reserved above, unless the iterator yields
+        // more this time than it counted: then that probe goes on its own.
+        if take_registered(p.unregistered()) && raws.push(p.raw(), GFP_KERNEL).is_err() {
+            // SAFETY: registered until now (the flag was clear).
+            unsafe { R::unregister_one(p.raw()) };
         }
     }
     if raws.is_empty() {
@@ -672,9 +674,13 @@ pub trait RetHandler: Sync + 'static {
 ///
 /// impl RetHandler for Ret {
 ///     fn entry(&self, regs: &PtRegs, data: &mut [u8]) {
-///         self.entries.fetch_add(1, Ordering::Relaxed);
-///         // Save the first argument for the return.
-///         data.copy_from_slice(&regs.register(PtRegs::FIRST_ARGUMENT).to_ne_bytes());
+///         // Save the first argument for the return; count our call only
+///         // (other tasks may call the function meanwhile).
+///         let arg = regs.register(PtRegs::FIRST_ARGUMENT);
+///         if arg as usize == self.target {
+///             self.entries.fetch_add(1, Ordering::Relaxed);
+///         }
+///         data.copy_from_slice(&arg.to_ne_bytes());
 ///     }
 ///     fn ret(&self, regs: &PtRegs, ret_ip: usize, data: &[u8]) {
 ///         let arg = usize::from_ne_bytes(data.try_into().unwrap_or([0; 8]));

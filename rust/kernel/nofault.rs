@@ -82,12 +82,11 @@ use core::ffi::c_void;
 /// The current task's command name (`current->comm`), NUL-terminated.
 #[inline]
 pub fn current_comm() -> [u8; 16] {
-    let mut out = [0u8; 16];
     // SAFETY: `current` is valid in any task context and its `comm` is a
-    // 16-byte array (read through a C helper, which knows the layout).
-    let c = unsafe { core::slice::from_raw_parts(bindings::current_comm(), 16) };
-    out.copy_from_slice(c);
-    out
+    // 16-byte array (its address from a C helper, which knows the layout).
+    // `__set_task_comm()` may write it meanwhile, as for C's readers of it:
+    // one volatile copy, and no reference to the array is made.
+    unsafe { bindings::current_comm().cast::<[u8; 16]>().read_volatile() }
 }
 
 /// Reads kernel memory at `addr` into `dst` without faulting (`copy_from_kernel_nofault()`).
