@@ -751,7 +751,7 @@ impl<T: RetHandler> RetRegistration<T> {
     /// # Errors
     ///
     /// As [`Registration::new`]; `EINVAL` also when `place` is not a
-    /// function entry.
+    /// function entry, or for a `maxactive` past `i32::MAX`.
     pub fn new<'a>(
         place: Place<'a>,
         maxactive: u32,
@@ -768,6 +768,7 @@ impl<T: RetHandler> RetRegistration<T> {
             unregistered: AtomicBool::new(false),
             rp <- Opaque::try_ffi_init(|rp: *mut bindings::kretprobe| {
                 let symbol = symbol_of(place)?;
+                let maxactive = i32::try_from(maxactive).map_err(|_| EINVAL)?;
                 let probe = bindings::kretprobe {
                     kp: new_kprobe(&symbol, place, disabled),
                     handler: Some(ret_handler_callback::<T>),
@@ -776,7 +777,7 @@ impl<T: RetHandler> RetRegistration<T> {
                     } else {
                         None
                     },
-                    maxactive: maxactive as i32,
+                    maxactive,
                     data_size,
                     // SAFETY: all zero is a valid `kretprobe` (null
                     // pointers, no handler), its C initial state.

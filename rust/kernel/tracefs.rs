@@ -103,14 +103,14 @@ pub trait Operations: Sync + Sized {
 ///     let mut pos = 0;
 ///     // SAFETY: no preconditions.
 ///     unsafe { kernel::bindings::msleep(50) };
-///     // SAFETY: the open file given to this work item, closed here.
-///     let n = unsafe {
-///         let f = file as *mut kernel::bindings::file;
-///         let n = kernel::bindings::kernel_read(f, buf.as_mut_ptr().cast(), buf.len(), &mut pos);
-///         kernel::bindings::fput(f);
-///         n
-///     };
+///     let f = file as *mut kernel::bindings::file;
+///     // SAFETY: the open file given to this work item.
+///     let n = unsafe { kernel::bindings::kernel_read(f, buf.as_mut_ptr().cast(), buf.len(), &mut pos) };
+///     // Stored before the file is closed: the drop below returns after the
+///     // close (its release may run later, from another work item).
 ///     got.store(if &buf[..n.max(0) as usize] == b"hello\n" { 1 } else { 2 }, Ordering::SeqCst);
+///     // SAFETY: the open file given to this work item, closed once, here.
+///     unsafe { kernel::bindings::fput(f) };
 /// })?;
 /// drop(again);
 /// assert_eq!(read.load(Ordering::SeqCst), 1);
