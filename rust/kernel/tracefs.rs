@@ -104,8 +104,9 @@ pub trait Operations: Sync + Sized {
 ///     // SAFETY: no preconditions.
 ///     unsafe { kernel::bindings::msleep(50) };
 ///     let f = file as *mut kernel::bindings::file;
+///     let (p, len) = (buf.as_mut_ptr().cast(), buf.len());
 ///     // SAFETY: the open file given to this work item.
-///     let n = unsafe { kernel::bindings::kernel_read(f, buf.as_mut_ptr().cast(), buf.len(), &mut pos) };
+///     let n = unsafe { kernel::bindings::kernel_read(f, p, len, &mut pos) };
 ///     // Stored before the file is closed: the drop below returns after the
 ///     // close (its release may run later, from another work item).
 ///     got.store(if &buf[..n.max(0) as usize] == b"hello\n" { 1 } else { 2 }, Ordering::SeqCst);
