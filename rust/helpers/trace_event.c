@@ -39,13 +39,6 @@ bool rust_helper_bpf_prog_array_valid(struct trace_event_call *call)
 
 NOKPROBE_SYMBOL(rust_helper_bpf_prog_array_valid);
 
-/* trace_call_bpf(), or its stub without CONFIG_BPF_EVENTS. */
-unsigned int rust_helper_trace_event_call_bpf(struct trace_event_call *call, void *ctx)
-{
-	return trace_call_bpf(call, ctx);
-}
-
-NOKPROBE_SYMBOL(rust_helper_trace_event_call_bpf);
 #endif
 
 int rust_helper_dyn_event_init(struct dyn_event *ev, struct dyn_event_operations *ops)

@@ -10,10 +10,11 @@
 //! ([`include/uapi/linux/btf.h`](srctree/include/uapi/linux/btf.h)): the
 //! three words of `struct btf_type`, then the words its kind adds.
 //!
-//! `bpf_find_btf_id()`, `btf_name_by_offset()` and `btf_put()` are not
-//! exported to modules; the functions here are plain functions of the
-//! kernel crate, `#[inline(never)]` so that a module's call is not inlined
-//! into the module (as in `kallsyms`). Ids are in section order: the
+//! `btf_name_by_offset()` and `btf_put()` (and on older kernels
+//! `bpf_find_btf_id()`) are exported to the Rust kprobe events module
+//! alone; the functions here are `#[inline]`, so that the call is in the
+//! calling module, where modpost refuses it to any other (as in
+//! `kallsyms`). Ids are in section order: the
 //! kernel adds records as they follow one another in the type section.
 //!
 //! C header: [`include/linux/btf.h`](srctree/include/linux/btf.h)
@@ -119,7 +120,7 @@ impl Btf {
     ///
     /// `ENOENT` when no BTF has it; `EINVAL` or the parse's error when the
     /// kernel has no vmlinux BTF.
-    #[inline(never)]
+    #[inline]
     pub fn find(name: &CStr, kind: u32) -> Result<(Btf, u32)> {
         let mut btf = core::ptr::null_mut();
         // SAFETY: `name` is NUL-terminated; `btf` is written only on
@@ -133,9 +134,8 @@ impl Btf {
     }
 
     /// The record of type `id` (`btf_type_by_id()`), `None` past the last
-    /// id. Id 0 is `void`, three zero words. (`btf_type_by_id()` is
-    /// exported; `#[inline(never)]` as the others, for one shape.)
-    #[inline(never)]
+    /// id. Id 0 is `void`, three zero words.
+    #[inline]
     pub fn type_record(&self, id: u32) -> Option<&[u32]> {
         // SAFETY: `self.ptr` is a BTF this value holds a reference to.
         let t = unsafe { bindings::btf_type_by_id(self.ptr.as_ptr(), id) };
@@ -162,7 +162,7 @@ impl Btf {
 
     /// The name at `offset` of the string section (`btf_name_by_offset()`;
     /// empty for 0), `None` for an offset past the section.
-    #[inline(never)]
+    #[inline]
     pub fn name(&self, offset: u32) -> Option<&CStr> {
         // SAFETY: `self.ptr` is a BTF this value holds a reference to.
         let p = unsafe { bindings::btf_name_by_offset(self.ptr.as_ptr(), offset) };
@@ -176,7 +176,7 @@ impl Btf {
 }
 
 impl Drop for Btf {
-    #[inline(never)]
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: by the type invariant, this value holds a reference.
         unsafe { bindings::btf_put(self.ptr.as_ptr()) };

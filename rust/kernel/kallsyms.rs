@@ -2,10 +2,12 @@
 
 //! Kernel symbols: name to address, address to text.
 //!
-//! Most of these C functions are not exported to modules; the functions
-//! here are plain functions of the kernel crate so that modules can use
-//! them. They are `#[inline(never)]`: rustc inlines small functions across
-//! crates, which would put the call to the unexported symbol in the module.
+//! Most of these C functions are not exported to every module: the kernel
+//! exports them to the Rust kprobe events module alone
+//! (`EXPORT_SYMBOL_FOR_MODULES()`). The functions here that call one are
+//! `#[inline]`, so that the call is in the calling module, where modpost
+//! and the module loader refuse it to any other module; a plain function of
+//! the kernel crate would be exported to every module with the call inside.
 //!
 //! C header: [`include/linux/kallsyms.h`](srctree/include/linux/kallsyms.h)
 //!
@@ -47,7 +49,7 @@ use core::ffi::c_void;
 pub const SYMBOL_LEN: usize = 768;
 
 /// The address of symbol `name`, or 0 (`kallsyms_lookup_name()`).
-#[inline(never)]
+#[inline]
 pub fn lookup_name(name: &CStr) -> usize {
     // SAFETY: `name` is NUL-terminated.
     unsafe { bindings::kallsyms_lookup_name(name.as_char_ptr()) as usize }
@@ -129,7 +131,7 @@ unsafe extern "C" fn count_mod(
 ///
 /// assert!(!module_loaded(c_str!("rkpe_no_such_module")));
 /// ```
-#[inline(never)]
+#[inline]
 pub fn module_loaded(name: &CStr) -> bool {
     // SAFETY: `find_module()` wants the module list stable: an RCU-sched
     // read side; the module is not used after it.
@@ -158,7 +160,7 @@ pub struct Count {
 /// in module `module` only (`number_of_same_symbols()`, trace_kprobe.c).
 /// With `kernel_first`, a name the kernel has is counted in the kernel
 /// only, modules that reuse it not counted (as Linux 7.3 counts).
-#[inline(never)]
+#[inline]
 pub fn count(module: Option<&CStr>, name: &CStr, kernel_first: bool) -> Count {
     let mut n = Count {
         count: 0,
@@ -233,7 +235,7 @@ pub fn sprint_symbol_no_offset(addr: usize, buf: &mut [u8; SYMBOL_LEN]) -> usize
 /// assert!(read != 0 && !kallsyms::in_notrace_function(read + 4));
 /// assert!(!kallsyms::in_notrace_function(1));
 /// ```
-#[inline(never)]
+#[inline]
 pub fn in_notrace_function(addr: usize) -> bool {
     #[cfg(CONFIG_DYNAMIC_FTRACE)]
     {
@@ -260,7 +262,7 @@ pub fn in_notrace_function(addr: usize) -> bool {
 
 /// The name of the symbol that holds `addr` (`lookup_symbol_name()`),
 /// written into `buf`; `None` for an address in no symbol.
-#[inline(never)]
+#[inline]
 pub fn symbol_name(addr: usize, buf: &mut [u8; NAME_LEN]) -> Option<&[u8]> {
     // SAFETY: `buf` has room for `KSYM_NAME_LEN` bytes.
     if unsafe { bindings::lookup_symbol_name(addr, buf.as_mut_ptr().cast()) } != 0 {
@@ -279,7 +281,7 @@ pub const NAME_LEN: usize = bindings::KSYM_NAME_LEN as usize;
 /// # Errors
 ///
 /// `EINVAL`: not an entry; `ENOENT`: no such symbol.
-#[inline(never)]
+#[inline]
 pub fn on_func_entry(sym: &CStr, offset: u32) -> Result {
     // SAFETY: `sym` is NUL-terminated.
     crate::error::to_result(unsafe {
@@ -293,7 +295,7 @@ pub fn on_func_entry(sym: &CStr, offset: u32) -> Result {
 /// # Errors
 ///
 /// `EINVAL`: not an entry; `ENOENT`: no symbol there.
-#[inline(never)]
+#[inline]
 pub fn on_func_entry_at(addr: usize, offset: u32) -> Result {
     // SAFETY: the kprobe core only looks `addr` up in kallsyms.
     crate::error::to_result(unsafe {
@@ -302,7 +304,7 @@ pub fn on_func_entry_at(addr: usize, offset: u32) -> Result {
 }
 
 /// What `%p` prints for `addr`: the hashed value.
-#[inline(never)]
+#[inline]
 pub fn hash_pointer(addr: usize) -> u64 {
     let mut buf = [0u8; 24];
     // SAFETY: the format takes one pointer; `buf` is big enough.
@@ -326,7 +328,7 @@ pub fn hash_pointer(addr: usize) -> u64 {
 /// Whether `addr` is the return trampoline of kretprobes
 /// (`is_kretprobe_trampoline()`): a return address that a kretprobe
 /// replaced.
-#[inline(never)]
+#[inline]
 pub fn is_kretprobe_trampoline(addr: usize) -> bool {
     #[cfg(CONFIG_KRETPROBE_ON_RETHOOK)]
     let trampoline = bindings::arch_rethook_trampoline as *const () as usize;

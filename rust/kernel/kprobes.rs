@@ -560,10 +560,10 @@ unsafe impl<T: RetHandler> sealed::Batch for RetRegistration<T> {
 }
 
 /// Waits until the kprobe optimizer has done the (un)optimizations queued
-/// so far (`wait_for_kprobe_optimizer()`). Not generic and not inlined: it
-/// runs in vmlinux, where that function is (it is not exported to modules).
-/// Sleeps.
-#[inline(never)]
+/// so far (`wait_for_kprobe_optimizer()`). Sleeps. `#[inline]`: that
+/// function is exported to the Rust kprobe events module alone, so the call
+/// belongs in the calling module.
+#[inline]
 pub fn wait_for_optimizer() {
     #[cfg(CONFIG_OPTPROBES)]
     // SAFETY: no preconditions; the caller may sleep.

@@ -290,7 +290,7 @@ fn nul_in(b: &[u8]) -> Option<usize> {
 /// # Errors
 ///
 /// `EFAULT`.
-#[inline(never)]
+#[inline]
 #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
 pub fn strncpy_user(addr: usize, dst: &mut [u8]) -> Result<usize> {
     // SAFETY: as above.

@@ -939,6 +939,7 @@ impl<T: Event> PinnedDrop for Registration<T> {
 
 /// Whether an event `system/name` exists, static or dynamic
 /// (`find_trace_event_call()`). Called with `event_mutex` held.
+#[inline]
 fn event_exists(_lock: &EventLock, system: &CStr, name: &CStr) -> bool {
     // SAFETY: NUL-terminated strings; `event_mutex` is held (`_lock`).
     !unsafe { bindings::find_trace_event_call(system.as_char_ptr(), name.as_char_ptr()) }.is_null()
@@ -947,7 +948,7 @@ fn event_exists(_lock: &EventLock, system: &CStr, name: &CStr) -> bool {
 /// `trace_probe_register_event_call()` without the probe: under
 /// `event_mutex`, refuse a taken name, register the output type, add the
 /// event to every instance.
-#[inline(never)]
+#[inline]
 fn add_event_call(
     _lock: &EventLock,
     call: *mut bindings::trace_event_call,
@@ -974,7 +975,7 @@ fn add_event_call(
 /// enabled, used by perf, or referenced (an `enable_event` trigger, a
 /// `trace_get_event_file()` holder: `trace_event_dyn_busy()`, as
 /// `unregister_trace_kprobe()` checks, trace_kprobe.c:550).
-#[inline(never)]
+#[inline]
 fn remove_event_call(_lock: &EventLock, call: *mut bindings::trace_event_call) -> Result {
     // SAFETY: `call` was added by `add_event_call()`.
     if unsafe { bindings::trace_event_dyn_busy(call) } {

@@ -89,32 +89,7 @@ pub trait Operations: Sync + Sized {
 /// assert_eq!(dup.err(), Some(ENODEV));
 /// drop(f);
 /// let again = KBox::pin_init(tracefs::File::new(name, 0o440, &BUILTIN, Hello), GFP_KERNEL)?;
-///
-/// // A file open when the `File` is dropped stays readable: dropping waits
-/// // until it is closed (here by a work item, 50 ms later).
-/// use core::sync::atomic::{AtomicUsize, Ordering};
-/// // SAFETY: a NUL-terminated name; O_RDONLY.
-/// let file = unsafe { kernel::bindings::tracefs_open_root_file_for_test(name.as_char_ptr(), 0) };
-/// assert!(kernel::error::from_err_ptr(file).is_ok());
-/// let read = kernel::sync::Arc::new(AtomicUsize::new(0), GFP_KERNEL)?;
-/// let (got, file) = (read.clone(), file as usize);
-/// kernel::workqueue::system().try_spawn(GFP_KERNEL, move || {
-///     let mut buf = [0u8; 16];
-///     let mut pos = 0;
-///     // SAFETY: no preconditions.
-///     unsafe { kernel::bindings::msleep(50) };
-///     let f = file as *mut kernel::bindings::file;
-///     let (p, len) = (buf.as_mut_ptr().cast(), buf.len());
-///     // SAFETY: the open file given to this work item.
-///     let n = unsafe { kernel::bindings::kernel_read(f, p, len, &mut pos) };
-///     // Stored before the file is closed: the drop below returns after the
-///     // close (its release may run later, from another work item).
-///     got.store(if &buf[..n.max(0) as usize] == b"hello\n" { 1 } else { 2 }, Ordering::SeqCst);
-///     // SAFETY: the open file given to this work item, closed once, here.
-///     unsafe { kernel::bindings::fput(f) };
-/// })?;
 /// drop(again);
-/// assert_eq!(read.load(Ordering::SeqCst), 1);
 /// # Ok::<(), Error>(())
 /// ```
 ///
@@ -234,13 +209,14 @@ impl<T: Operations> PinnedDrop for File<T> {
     }
 }
 
-/// Removes a `File`'s file and waits until nothing reaches `shared`. Not
-/// generic: `tracefs_remove()` is not exported to modules.
+/// Removes a `File`'s file and waits until nothing reaches `shared`.
+/// `#[inline]`: `tracefs_remove()` is exported to the Rust kprobe events
+/// module alone, so the call belongs in the calling module.
 ///
 /// # Safety
 ///
 /// `dentry`, `inode` and `shared` are a `File`'s, which is being dropped.
-#[inline(never)]
+#[inline]
 unsafe fn remove_file(dentry: *mut bindings::dentry, inode: *mut bindings::inode, shared: &Shared) {
     // SAFETY: `dentry` is the file's (by the caller's guarantee).
     unsafe { bindings::tracefs_remove(dentry) };
@@ -268,9 +244,9 @@ unsafe fn remove_file(dentry: *mut bindings::dentry, inode: *mut bindings::inode
 }
 
 /// `tracefs_create_file()` at the tracefs root, and a reference to the new
-/// file's inode. A plain kernel-crate function: the C function is not
-/// exported to modules.
-#[inline(never)]
+/// file's inode. `#[inline]`: `tracefs_remove()` is exported to the Rust
+/// kprobe events module alone, so the call belongs in the calling module.
+#[inline]
 fn create_file(
     name: &CStr,
     mode: u16,

@@ -38,14 +38,6 @@ __rust_helper bool rust_helper_bpf_prog_array_valid(struct trace_event_call *cal
 
 NOKPROBE_SYMBOL(rust_helper_bpf_prog_array_valid);
 
-/* trace_call_bpf(), or its stub without CONFIG_BPF_EVENTS. */
-__rust_helper unsigned int
-rust_helper_trace_event_call_bpf(struct trace_event_call *call, void *ctx)
-{
-	return trace_call_bpf(call, ctx);
-}
-
-NOKPROBE_SYMBOL(rust_helper_trace_event_call_bpf);
 #endif
 
 __rust_helper int rust_helper_dyn_event_init(struct dyn_event *ev, struct dyn_event_operations *ops)

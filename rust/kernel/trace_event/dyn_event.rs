@@ -432,7 +432,7 @@ impl<P: Provider> PinnedDrop for Type<P> {
 /// # Safety
 ///
 /// `event_mutex` must be held; `raw` pinned and not linked; `call` valid.
-#[inline(never)]
+#[inline]
 unsafe fn link(raw: *mut RawEvent, ops: *mut Operations, call: *mut RawCall) {
     // SAFETY: by the caller's guarantee; neither pointer is null, so
     // neither call fails.
@@ -447,7 +447,7 @@ unsafe fn link(raw: *mut RawEvent, ops: *mut Operations, call: *mut RawCall) {
 /// # Safety
 ///
 /// `event_mutex` must be held; `raw` linked.
-#[inline(never)]
+#[inline]
 unsafe fn unlink(raw: *mut RawEvent) {
     // SAFETY: by the caller's guarantee.
     unsafe { bindings::dyn_event_remove(raw) };
@@ -459,7 +459,7 @@ unsafe fn unlink(raw: *mut RawEvent) {
 ///
 /// `ops` is an initialised `Operations` of the `Type` at `ty`, pinned until
 /// [`unregister`] takes it out.
-#[inline(never)]
+#[inline]
 unsafe fn register(id: TypeId, ty: *const c_void, ops: *mut Operations, first: bool) -> Result {
     // (`event_mutex` is let go before the core's lock of its types is
     // taken: `create` takes them the other way round.)
@@ -493,14 +493,14 @@ unsafe fn register(id: TypeId, ty: *const c_void, ops: *mut Operations, first: b
 }
 
 /// Takes `ops` out of the core's list and the type out of the registry.
-#[inline(never)]
+#[inline]
 fn unregister(id: TypeId, ops: *mut Operations) {
     // SAFETY: `ops` was registered by `register`.
     unsafe { dyn_event_unregister(ops) };
     unregister_id(id);
 }
 
-#[inline(never)]
+#[inline]
 fn unregister_id(id: TypeId) {
     let _guard = lock_events();
     // SAFETY: `event_mutex` is held (`_guard`), and no other reference to

@@ -65,7 +65,7 @@ impl ErrorLog {
 
     /// Drops the entries of `error_log` that use this table
     /// (`tracing_log_err_forget()`); returns how many there were.
-    #[inline(never)]
+    #[inline]
     pub fn forget(&self) -> usize {
         // SAFETY: the table is valid; the function takes the log's lock.
         let n = unsafe { bindings::tracing_log_err_forget(self.ptrs.as_ptr().cast_mut()) };
@@ -74,7 +74,7 @@ impl ErrorLog {
 
     /// Adds an entry to `error_log`: `[ts] LOC: error: TEXT`, the command
     /// and a caret at `pos`. Codes past the table are ignored.
-    #[inline(never)]
+    #[inline]
     pub fn log(&self, loc: &CStr, cmd: &CStr, code: usize, pos: usize) {
         if code >= self.texts.len() || code > usize::from(u8::MAX) {
             return;
@@ -96,6 +96,7 @@ impl ErrorLog {
 }
 
 impl Drop for ErrorLog {
+    #[inline]
     fn drop(&mut self) {
         self.forget();
     }

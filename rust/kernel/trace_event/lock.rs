@@ -44,7 +44,7 @@ impl EventLock {
     /// Clears the ring buffers of the instances whose records name an event
     /// that was removed (`tracing_reset_all_online_cpus()`, as
     /// `dyn_event_release()` does after removing events).
-    #[inline(never)]
+    #[inline]
     pub fn reset_instances(&self) {
         // SAFETY: takes `trace_types_lock`, which nests inside `event_mutex`.
         unsafe { bindings::tracing_reset_all_online_cpus() };
@@ -71,6 +71,7 @@ impl Deref for EventGuard {
 }
 
 impl Drop for EventGuard {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: this thread holds `event_mutex` (type invariant).
         unsafe { bindings::trace_event_mutex_unlock() };
@@ -79,7 +80,7 @@ impl Drop for EventGuard {
 
 /// Takes the tracing core's `event_mutex` (`trace_event_mutex_lock()`; it
 /// may sleep).
-#[inline(never)]
+#[inline]
 pub fn lock_events() -> EventGuard {
     // SAFETY: no preconditions; the core's lock is initialised statically.
     unsafe { bindings::trace_event_mutex_lock() };

@@ -54,17 +54,29 @@ impl PerfCall {
     /// a probe handler, with preemption disabled (see [`PtRegs`]).
     ///
     /// [`PtRegs`]: crate::ptrace::PtRegs
-    #[inline(never)]
+    ///
+    /// `#[inline]`: `trace_call_bpf()` is exported to the Rust kprobe events
+    /// module alone, so the call belongs in the calling module.
+    #[inline]
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn run_bpf(&self, regs: &crate::ptrace::PtRegs) -> bool {
         // SAFETY: by the type invariant the call is valid.
         if !unsafe { bindings::bpf_prog_array_valid(self.as_raw()) } {
             return true;
         }
-        // SAFETY: as above; `regs` is valid for the call (the context the
-        // programs of a kprobe event expect), and preemption is disabled
-        // (`PtRegs`' invariant), as `trace_call_bpf()` wants.
-        unsafe { bindings::trace_event_call_bpf(self.as_raw(), regs.as_raw().cast()) != 0 }
+        #[cfg(CONFIG_BPF_EVENTS)]
+        {
+            // SAFETY: as above; `regs` is valid for the call (the context the
+            // programs of a kprobe event expect), and preemption is disabled
+            // (`PtRegs`' invariant), as `trace_call_bpf()` wants.
+            unsafe { bindings::trace_call_bpf(self.as_raw(), regs.as_raw().cast()) != 0 }
+        }
+        // Without BPF events, `trace_call_bpf()` is a stub that keeps the hit.
+        #[cfg(not(CONFIG_BPF_EVENTS))]
+        {
+            let _ = regs;
+            true
+        }
     }
 
     /// Reserves a perf record of `len` bytes (the `trace_entry` header

@@ -1,0 +1,76 @@
+// Types the calls of calls.txt need: a tracefs file's operations, a
+// dynamic event type and a trace event. Alone (the control module) they
+// reach nothing the kernel keeps from modules.
+
+use core::convert::Infallible;
+use kernel::c_str;
+use kernel::seq_file::SeqFile;
+use kernel::str::CStr;
+use kernel::trace_event::dyn_event::{Args, Entry, Provider, Type};
+use kernel::trace_event::{
+    lock_events, EventFile, EventLock, EventNames, Fields, Kind, Registration, Targets, TraceSeq,
+};
+
+struct Hello;
+
+#[vtable]
+impl kernel::tracefs::Operations for Hello {
+    fn show(&self, m: &SeqFile) -> Result {
+        m.put(b"hello\n");
+        Ok(())
+    }
+}
+
+struct Ty;
+
+impl Provider for Ty {
+    type Entry = u32;
+    fn create(_ty: &Type<Self>, _command: &CStr) -> Result {
+        Err(ECANCELED)
+    }
+    fn show(&self, _: &EventLock, _e: &u32, _m: &SeqFile) -> Result {
+        Ok(())
+    }
+    fn is_busy(&self, _: &EventLock, _e: &u32) -> bool {
+        false
+    }
+    fn free(&self, _: &EventLock, _e: &u32) -> Result {
+        Ok(())
+    }
+    fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &u32) -> bool {
+        false
+    }
+}
+
+struct Ev {
+    own: Targets,
+}
+
+#[vtable]
+impl kernel::trace_event::Event for Ev {
+    fn names(&self) -> EventNames<'_> {
+        EventNames {
+            system: c_str!("foreign"),
+            name: c_str!("ev"),
+            print_fmt: c_str!("\"\""),
+        }
+    }
+    fn targets(&self) -> &Targets {
+        &self.own
+    }
+    fn define_fields<'a>(&'a self, _fields: &mut Fields<'a>) -> Result {
+        Ok(())
+    }
+    fn print(&self, _record: &[u8], _out: &mut TraceSeq) -> core::fmt::Result {
+        Ok(())
+    }
+    fn register(&self, _file: &EventFile) -> Result {
+        Ok(())
+    }
+    fn unregister(&self, _file: &EventFile) -> Result {
+        Ok(())
+    }
+}
+
+// SAFETY: the module is built, never loaded: nothing uses it.
+static NOT_LOADED: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
