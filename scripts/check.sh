@@ -43,6 +43,12 @@ step "build: kernel crate and module clippy-clean" bash "$ROOT/scripts/clippy.sh
 # followed from the kprobe callbacks through the module and vmlinux.
 nokprobe() { python3 "$ROOT/scripts/nokprobe-check.py" "$ROOT/build/$1/rust_kprobe_events.ko" "$ROOT/build/$1/out/vmlinux"; }
 step "build: nothing on the hit path can be probed" nokprobe test
+# What the kernel keeps from modules stays kept: no exported kernel-crate
+# or helper symbol of the series reaches it, and another module cannot use
+# what is exported to rust_kprobe_events alone (issue 52).
+exports() { python3 "$ROOT/scripts/exports-check.py" "$ROOT/build/$1/out" --why; }
+step "build: no kernel-crate export reaches what the kernel keeps from modules" exports test
+step "build: another module is refused what is exported to the module alone" bash "$ROOT/scripts/foreign-check.sh" test
 step "build: make rustdoc without warnings" bash "$ROOT/scripts/rustdoc.sh"
 step "build: debug kernel" bash "$ROOT/scripts/kernel.sh" debug
 step "build: the deliberately broken module for debug (tests/broken/)" bash "$ROOT/scripts/race-broken.sh" --build
@@ -55,6 +61,8 @@ if [ "$arm64" != 0 ]; then
 	step "build: arm64 ref kernel" bash "$ROOT/scripts/kernel.sh" arm64-ref
 	step "build: kernel crate and module clippy-clean on arm64" bash "$ROOT/scripts/clippy.sh" arm64-test
 	step "build: nothing on the hit path can be probed, on arm64" nokprobe arm64-test
+	step "build: no kernel-crate export reaches what the kernel keeps from modules, on arm64" exports arm64-test
+	step "build: another module is refused what is exported to the module alone, on arm64" bash "$ROOT/scripts/foreign-check.sh" arm64-test
 fi
 # Linux 7.3 (Debian's trixie-backports linux-source-7.3, built with LLVM 19)
 # with the 7.3 series: `test-7.3` has the module alone (and the KUnit
@@ -64,6 +72,8 @@ step "build: test-7.3 kernel (Linux 7.3, the 7.3 series, the module alone)" bash
 step "build: ref-7.3 kernel (Linux 7.3, the 7.3 series, C's kprobe events)" bash "$ROOT/scripts/kernel.sh" ref-7.3
 step "build: kernel crate and module clippy-clean on 7.3 (its lint set)" bash "$ROOT/scripts/clippy.sh" test-7.3
 step "build: nothing on the hit path can be probed, on 7.3" nokprobe test-7.3
+step "build: no kernel-crate export reaches what the kernel keeps from modules, on 7.3" exports test-7.3
+step "build: another module is refused what is exported to the module alone, on 7.3" bash "$ROOT/scripts/foreign-check.sh" test-7.3
 step "series 7.3: checkpatch --strict, git am gives the built tree" env RKPE_KVER=7.3 bash "$ROOT/scripts/series-check.sh"
 
 # The VM stages run in two lanes at once: a guest mostly keeps one of its two

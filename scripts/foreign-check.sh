@@ -33,7 +33,7 @@ ko=$out/kernel/trace/rust_kprobe_events/rust_kprobe_events.ko
 [ -f "$ko" ] || die "no $ko: build $variant first"
 
 work=$(mktemp -d)
-trap 'rm -rf "$work" "$calls"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$work" "$calls"' EXIT
 
 # foreign.rs with the calls of calls.txt (WITH=1) or without them: each
 # call in a function of its own, called where init cannot reach it at run
@@ -101,8 +101,11 @@ n=0
 while IFS=$'\t' read -r sym code; do
 	case "$sym" in '' | '#'*) continue ;; esac
 	n=$((n + 1))
-	if grep -qE "modpost: .*foreign\.ko: (module foreign uses symbol $sym from namespace|symbol '$sym' undefined)" "$log" ||
-		grep -qE "modpost: \"$sym\" \[.*foreign\.ko\] undefined" "$log"; then
+	# 7.3: "foreign.ko: module uses symbol 'SYM' from namespace 'module:...'",
+	# "foreign.ko: symbol 'SYM' undefined!"; 6.12: "module foreign uses
+	# symbol SYM from namespace module:...", "\"SYM\" [.../foreign.ko] undefined!".
+	if grep -qE "^ERROR: modpost: .*uses symbol '?$sym'? from namespace '?module:" "$log" ||
+		grep -qE "^ERROR: modpost: (.*foreign\.ko: symbol '$sym' undefined|\"$sym\" \[.*foreign\.ko\] undefined)" "$log"; then
 		:
 	else
 		echo "foreign: $sym ($code) is not refused to a module named foreign"

@@ -37,7 +37,7 @@ pub use error_log::ErrorLog;
 pub use file::{EventFile, Fate, Reservation};
 pub use lock::{lock_events, EventGuard, EventLock};
 pub use perf::{PerfCall, PerfRecord, PerfSlot};
-pub use targets::{FileSet, Targets, MAX_INSTANCES};
+pub use targets::{FileSet, Targets};
 
 use crate::{
     bindings,

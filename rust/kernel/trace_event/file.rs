@@ -155,6 +155,7 @@ impl EventFile {
     /// `None` if the buffer is off or full, the pid filter drops the task,
     /// or `len` is shorter than the header. Ask
     /// [`EventFile::soft_disabled`] first.
+    #[inline]
     pub fn reserve(&self, len: usize) -> Option<Reservation<'_>> {
         if len < super::ENTRY_SIZE {
             return None;
@@ -323,6 +324,7 @@ impl Reservation<'_> {
 }
 
 impl Drop for Reservation<'_> {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: by the type invariant `rec` holds a reservation.
         unsafe { bindings::trace_event_record_commit(&mut self.rec) };

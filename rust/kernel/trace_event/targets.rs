@@ -3,27 +3,26 @@
 //! Where an event's hits go: the trace instances it is enabled in
 //! ([`Targets`], [`FileSet`]) and, while perf has it open, perf.
 //!
-//! The instances are slots in one allocation ([`MAX_INSTANCES`] of them),
-//! published through an RCU pointer: made when the first instance enables
-//! the event, freed after a grace period when the last disables it. A hit
-//! walks up to one past the last slot in use, so the usual single instance
-//! costs one slot. In a probe handler the walk takes no RCU read lock:
-//! preemption is off there, which the handler's `PtRegs` proves, as C's
-//! `trace_probe_for_each_link_rcu()` relies on. C allocates a link per
-//! instance instead, and has no limit.
+//! The instances are entries of one allocation, a small header followed by
+//! an array, published through an RCU pointer: made when the first instance
+//! enables the event, freed after a grace period when the last disables it.
+//! When every entry is taken, the next instance publishes a copy twice the
+//! size and the old allocation is freed after a grace period, so an event
+//! is enabled in as many instances as memory allows, as in C, which
+//! allocates a link per instance. A hit loads the pointer and the header's
+//! end, then walks one array up to one past the last entry in use (the
+//! usual single instance costs one entry), with no pointer to follow from
+//! one instance to the next as C's list has. In a probe handler the walk
+//! takes no RCU read lock: preemption is off there, which the handler's
+//! `PtRegs` proves, as C's `trace_probe_for_each_link_rcu()` relies on.
 
 use super::{file::EventFile, perf::PerfSlot};
 use crate::{bindings, error::Result, prelude::*};
 use core::{
-    ptr,
+    mem::{align_of, offset_of, size_of},
+    ptr, slice,
     sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering},
 };
-
-/// Most trace instances an event is recorded into at once.
-pub const MAX_INSTANCES: usize = 16;
-
-// A fresh `FileSet` allocation always has room for its first entry.
-const _: () = assert!(MAX_INSTANCES > 0);
 
 /// Where an event's hits go: the trace instances it is enabled in and, while
 /// perf has it open, perf. Made by the event's [`Registration`](super::Registration), which
@@ -164,35 +163,147 @@ impl Targets {
 }
 
 /// The instances an event is enabled in, for its probe handler (the
-/// [`Targets`]' files). The slots are allocated when the first instance
-/// enables the event and freed when the last one disables it: an event
-/// enabled nowhere (most probes on a machine with many) keeps one pointer.
+/// [`Targets`]' files). The entries are allocated when the first instance
+/// enables the event, moved to a larger allocation when they are all taken,
+/// and freed when the last instance disables it: an event enabled nowhere
+/// (most probes on a machine with many) keeps one pointer.
 ///
 /// # Invariants
 ///
-/// `slots` is null or a `KBox<Slots>` (from [`KBox::into_raw`]) that the set
-/// owns; once unpublished (set to null) it is freed only after an RCU-sched
-/// grace period, so a reader in a read side never sees it freed. A non-null
-/// entry of it is a `trace_event_file` between the event's
+/// `slots` is null or heads a `Slots` allocation (from `Slots::alloc`) that
+/// the set owns. One that is unpublished (set to null when the last entry
+/// leaves, or replaced by a larger copy) is freed only after an RCU-sched
+/// grace period, so a reader in a read side never sees it freed. A
+/// non-null entry of it is a `trace_event_file` between the event's
 /// `TRACE_REG_REGISTER` and `TRACE_REG_UNREGISTER` for it: only
-/// [`Registration`](super::Registration)'s `reg` callback adds and removes entries, and it
-/// removes each one (waiting for readers) before the core lets go of the
-/// file.
+/// [`Registration`](super::Registration)'s `reg` callback adds and removes
+/// entries, and it removes each one (waiting for readers) before the core
+/// lets go of the file. A replaced allocation's entries are in its copy,
+/// and it is freed before the `add` that replaced it returns, so before any
+/// of them can be removed.
 pub struct FileSet {
     slots: AtomicPtr<Slots>,
 }
 
-/// The entries of a [`FileSet`].
+/// The header of a [`FileSet`]'s allocation; its `cap` entries follow it in
+/// the same allocation (as a C struct's flexible array member does), so
+/// that a hit reaches them with no pointer to follow. Made by
+/// [`Slots::alloc`], freed by [`Slots::free`], and only ever reached
+/// through a pointer to its allocation.
+///
+/// # Invariants
+///
+/// A `Slots` heads an allocation of [`HEADER_WORDS`] plus `cap` words, made
+/// by a `KVec<usize>` of exactly that capacity, in which `files` is
+/// followed by `cap` initialised entries; `end` is at most `cap`.
+#[repr(C)]
 struct Slots {
-    files: [AtomicPtr<bindings::trace_event_file>; MAX_INSTANCES],
-    /// One past the last non-null entry: the hit path walks `files` up to
-    /// here, so the usual single instance costs one slot. (Not a count of
-    /// the entries: a walk bounded by the count could stop before an entry
-    /// that stayed enabled when another was removed and a third added in
-    /// front of it meanwhile.) Changed only by `add` and `remove`, which the
-    /// tracing core calls under `event_mutex`; never above
-    /// [`MAX_INSTANCES`] (an entry's index plus one).
+    /// One past the last non-null entry: the hit path walks the entries up
+    /// to here, so the usual single instance costs one entry. (Not a count
+    /// of the entries: a walk bounded by the count could stop before an
+    /// entry that stayed enabled when another was removed and a third added
+    /// in front of it meanwhile.) Changed only by `add` and `remove`, which
+    /// the tracing core calls under `event_mutex`; never above `cap` (an
+    /// entry's index plus one).
     end: AtomicUsize,
+    /// How many entries follow the header. Set when the allocation is made
+    /// and never changed; read by `add` and `remove` only, never by a hit.
+    cap: usize,
+    /// Where the entries start: `cap` of them, past the end of the type.
+    files: [AtomicPtr<bindings::trace_event_file>; 0],
+}
+
+/// The words of a [`Slots`] header (an entry is one word).
+const HEADER_WORDS: usize = size_of::<Slots>() / size_of::<usize>();
+
+/// The words of a first allocation: 64 bytes on a 64-bit machine, the
+/// header and six entries. A copy has twice the words of the allocation it
+/// replaces, so that each fills a kmalloc size class (64, 128, 256 bytes...).
+const FIRST_WORDS: usize = 8;
+
+// A `Slots` allocation is a `KVec<usize>`'s buffer: the header is whole
+// words, aligned as a word is, with the entries right after it; an entry is
+// a word; and a first allocation has room for an entry.
+const _: () = assert!(
+    HEADER_WORDS * size_of::<usize>() == size_of::<Slots>()
+        && align_of::<Slots>() == align_of::<usize>()
+        && offset_of!(Slots, files) == size_of::<Slots>()
+        && size_of::<AtomicPtr<bindings::trace_event_file>>() == size_of::<usize>()
+        && align_of::<AtomicPtr<bindings::trace_event_file>>() == align_of::<usize>()
+        && FIRST_WORDS > HEADER_WORDS
+);
+
+impl Slots {
+    /// A new allocation of at least `words` words, with every entry null
+    /// and `end` zero. The caller owns it and frees it with [`Slots::free`].
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM`.
+    fn alloc(words: usize) -> Result<*mut Slots> {
+        let v = KVec::<usize>::with_capacity(words, GFP_KERNEL)?;
+        // (Never short: callers ask for more than the header's words.)
+        let cap = v.capacity().checked_sub(HEADER_WORDS).ok_or(ENOMEM)?;
+        let (p, _, _) = v.into_raw_parts();
+        let p = p.cast::<Slots>();
+        // SAFETY: `p` is a fresh allocation of `HEADER_WORDS + cap` words
+        // (the vector's capacity), aligned as a word is: room for the header
+        // and, right after it, `cap` entries, which have the size and
+        // alignment of a word (the assertion above). These writes initialise
+        // all of them. The entries' address is taken from `p` without a
+        // reference, so it reaches past the header.
+        unsafe {
+            p.write(Slots {
+                end: AtomicUsize::new(0),
+                cap,
+                files: [],
+            });
+            let files =
+                ptr::addr_of_mut!((*p).files).cast::<AtomicPtr<bindings::trace_event_file>>();
+            for i in 0..cap {
+                files.add(i).write(AtomicPtr::new(ptr::null_mut()));
+            }
+        }
+        // INVARIANT: a header and `cap` initialised entries in a `KVec<usize>`
+        // buffer of `HEADER_WORDS + cap` words; `end` is zero.
+        Ok(p)
+    }
+
+    /// Frees an allocation made by [`Slots::alloc`].
+    ///
+    /// # Safety
+    ///
+    /// `p` came from [`Slots::alloc`], is not freed yet, and nothing uses it
+    /// again (no reader can still see it).
+    unsafe fn free(p: *mut Slots) {
+        // SAFETY: `p` heads a live allocation (the caller's promise).
+        let words = HEADER_WORDS + unsafe { (*p).cap };
+        // SAFETY: by the type invariant `p` is the buffer of a `KVec<usize>`
+        // whose capacity is `words`; with no element in it (length 0) the
+        // vector's drop only frees the buffer, which nothing uses again (the
+        // caller's promise). The entries need no drop.
+        drop(unsafe { KVec::<usize>::from_raw_parts(p.cast::<usize>(), 0, words) });
+    }
+
+    /// The first `len` entries of the allocation `p` heads.
+    ///
+    /// # Safety
+    ///
+    /// `p` heads a live allocation made by [`Slots::alloc`], which is not
+    /// freed during `'a`, and `len` is at most its `cap`.
+    #[inline(always)]
+    unsafe fn files<'a>(
+        p: *const Slots,
+        len: usize,
+    ) -> &'a [AtomicPtr<bindings::trace_event_file>] {
+        // SAFETY: by the type invariant `cap` initialised entries follow the
+        // header in its allocation, which lives through `'a` (the caller's
+        // promise), and `len` is at most `cap`; the entries' address is
+        // taken from `p` without a reference, so it reaches past the header.
+        // The entries are atomics: shared references to them are sound
+        // while writers change them.
+        unsafe { slice::from_raw_parts(ptr::addr_of!((*p).files).cast(), len) }
+    }
 }
 
 impl FileSet {
@@ -204,64 +315,85 @@ impl FileSet {
         }
     }
 
-    /// Adds an instance (from `reg`'s `TRACE_REG_REGISTER`).
+    /// Adds an instance (from `reg`'s `TRACE_REG_REGISTER`). When every
+    /// entry is taken, publishes a copy with twice the words, waits until
+    /// no handler can see the old allocation, and frees it.
     ///
     /// # Errors
     ///
-    /// `ENOSPC` beyond [`MAX_INSTANCES`], `ENOMEM` (for the first; C's
-    /// `trace_probe_add_file()` allocates a link for each).
+    /// `ENOMEM` (C's `trace_probe_add_file()` allocates a link for each
+    /// instance).
     pub(super) fn add(&self, file: &EventFile) -> Result {
         // Writers are serialised by `event_mutex`: nothing changes `slots`
-        // meanwhile.
-        let mut p = self.slots.load(Ordering::Relaxed);
-        let fresh = p.is_null();
-        if fresh {
-            let empty = Slots {
-                files: [const { AtomicPtr::new(ptr::null_mut()) }; MAX_INSTANCES],
-                end: AtomicUsize::new(0),
-            };
-            p = KBox::into_raw(KBox::new(empty, GFP_KERNEL)?);
-        }
-        // SAFETY: `p` is the set's allocation (type invariant: not freed
-        // while published, and only `remove`, serialised with this, frees
-        // it) or the one just made.
-        let s = unsafe { &*p };
-        for (i, slot) in s.files.iter().enumerate() {
-            // INVARIANT: `file` is the instance whose `TRACE_REG_REGISTER`
-            // the caller (`Registration::reg`) is handling, valid until its
-            // `TRACE_REG_UNREGISTER`, where `reg` has `remove` clear it.
-            let taken = slot.compare_exchange(
-                ptr::null_mut(),
-                file.as_raw(),
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            );
-            if taken.is_ok() {
+        // or its entries meanwhile.
+        let old = self.slots.load(Ordering::Relaxed);
+        let mut words = FIRST_WORDS;
+        let mut old_files: &[AtomicPtr<bindings::trace_event_file>] = &[];
+        if !old.is_null() {
+            // SAFETY: `old` is the set's allocation (type invariant: not
+            // freed while published, and only `add` and `remove`, serialised
+            // with this, free it), and `cap` is its number of entries.
+            let (s, files) = unsafe { (&*old, Slots::files(old, (*old).cap)) };
+            let free = files
+                .iter()
+                .enumerate()
+                .find(|(_, slot)| slot.load(Ordering::Relaxed).is_null());
+            if let Some((i, slot)) = free {
+                // INVARIANT: `file` is the instance whose `TRACE_REG_REGISTER`
+                // the caller (`Registration::reg`) is handling, valid until
+                // its `TRACE_REG_UNREGISTER`, where `reg` has `remove` clear
+                // it.
+                slot.store(file.as_raw(), Ordering::Release);
                 // After the entry: a walk that sees the new end sees it.
                 s.end.fetch_max(i + 1, Ordering::Release);
-                if fresh {
-                    // INVARIANT: a `KBox<Slots>` the set owns from here;
-                    // published after its entry, so a walk that sees it
-                    // sees the entry.
-                    self.slots.store(p, Ordering::Release);
-                }
                 return Ok(());
             }
+            // All taken: a copy with twice the words.
+            words = (HEADER_WORDS + s.cap).checked_mul(2).ok_or(ENOMEM)?;
+            old_files = files;
         }
-        // (A fresh allocation has room: this one was published before.)
-        Err(ENOSPC)
+        let new = Slots::alloc(words)?;
+        // SAFETY: `new` was just made, and nothing frees it in this call.
+        let (s, files) = unsafe { (&*new, Slots::files(new, (*new).cap)) };
+        // The old entries (none for a first allocation), then `file`: the
+        // copy has more entries than the old allocation, so all of them fit.
+        // (`Iterator::chain` by name: `pin_init::Init` has a `chain` too.)
+        let entries = Iterator::chain(
+            old_files.iter().map(|slot| slot.load(Ordering::Relaxed)),
+            Some(file.as_raw()),
+        );
+        let mut end = 0;
+        for (slot, entry) in files.iter().zip(entries) {
+            // INVARIANT: the old allocation's entries, and `file` as above.
+            slot.store(entry, Ordering::Relaxed);
+            end += 1;
+        }
+        s.end.store(end, Ordering::Relaxed);
+        // INVARIANT: the set owns `new` from here; published after its
+        // entries and its end, so a walk that sees it sees them.
+        self.slots.store(new, Ordering::Release);
+        if !old.is_null() {
+            // SAFETY: no preconditions; waits for the readers that could
+            // have seen `old`.
+            unsafe { bindings::synchronize_rcu() };
+            // SAFETY: `old` came from `Slots::alloc` (type invariant); it is
+            // unpublished, every reader that could have seen it has left its
+            // read side, and `old_files` is not used again.
+            unsafe { Slots::free(old) };
+        }
+        Ok(())
     }
 
     /// Removes an instance (from `reg`) and waits until no handler can see
-    /// it any more; the last one frees the slots.
+    /// it any more; the last one frees the entries.
     pub(super) fn remove(&self, file: &EventFile) {
         let p = self.slots.load(Ordering::Relaxed);
         if p.is_null() {
             return;
         }
         // SAFETY: as in `add`.
-        let s = unsafe { &*p };
-        for slot in &s.files {
+        let (s, files) = unsafe { (&*p, Slots::files(p, (*p).cap)) };
+        for slot in files {
             // INVARIANT: cleared in `TRACE_REG_UNREGISTER` (the caller is
             // `Registration::reg`), before the core lets go of `file`;
             // `synchronize_rcu()` below waits for the readers that saw it.
@@ -274,8 +406,7 @@ impl FileSet {
         }
         // Entries that stay are all before the new end (writers are
         // serialised by `event_mutex`, so nothing is added meanwhile).
-        let end = s
-            .files
+        let end = files
             .iter()
             .rposition(|slot| !slot.load(Ordering::Relaxed).is_null())
             .map_or(0, |i| i + 1);
@@ -287,10 +418,10 @@ impl FileSet {
         // SAFETY: no preconditions; waits for `for_each` callers.
         unsafe { bindings::synchronize_rcu() };
         if end == 0 {
-            // SAFETY: `p` came from `KBox::into_raw` (type invariant); it is
-            // unpublished and every reader that could have seen it has left
-            // its read side.
-            drop(unsafe { KBox::from_raw(p) });
+            // SAFETY: `p` came from `Slots::alloc` (type invariant); it is
+            // unpublished, every reader that could have seen it has left its
+            // read side, and `s` and `files` are not used again.
+            unsafe { Slots::free(p) };
         }
     }
 
@@ -302,7 +433,7 @@ impl FileSet {
     /// Calls `f` for each enabled instance. A file added meanwhile may be
     /// missed and one being removed still seen, as with C's RCU list walk.
     pub fn for_each(&self, f: impl FnMut(&EventFile)) {
-        // SAFETY: an RCU-sched read side; `remove` waits for it.
+        // SAFETY: an RCU-sched read side; `add` and `remove` wait for it.
         unsafe { bindings::rcu_read_lock_sched_notrace() };
         // SAFETY: in the read side taken above.
         unsafe { self.walk(f) };
@@ -317,17 +448,19 @@ impl FileSet {
     #[cfg(CONFIG_KPROBES)]
     #[inline]
     pub fn for_each_in_handler(&self, _regs: &crate::ptrace::PtRegs, f: impl FnMut(&EventFile)) {
-        // SAFETY: preemption is off while `_regs` lives, and `remove`'s
-        // `synchronize_rcu()` waits for preemption-disabled regions.
+        // SAFETY: preemption is off while `_regs` lives, and the
+        // `synchronize_rcu()` of `add` and `remove` waits for
+        // preemption-disabled regions.
         unsafe { self.walk(f) };
     }
 
-    /// The walk of [`FileSet::for_each`].
+    /// The walk of [`FileSet::for_each`]: one load of the published
+    /// allocation, one of its end, then the entries, one array.
     ///
     /// # Safety
     ///
-    /// The caller is in an RCU read side (which `remove` waits for) for the
-    /// whole call.
+    /// The caller is in an RCU read side (which `add` and `remove` wait
+    /// for) for the whole call.
     #[inline(always)]
     pub(super) unsafe fn walk(&self, mut f: impl FnMut(&EventFile)) {
         let p = self.slots.load(Ordering::Acquire);
@@ -336,12 +469,11 @@ impl FileSet {
         }
         // SAFETY: published, so not freed before the caller's read side
         // ends (type invariant).
-        let s = unsafe { &*p };
-        let end = s.end.load(Ordering::Acquire);
-        // SAFETY: `end` is at most `MAX_INSTANCES`, the length of `files`
-        // (`Slots::end`). (Unchecked: the clamp cost every hit three
-        // instructions.)
-        let files = unsafe { s.files.get_unchecked(..end) };
+        let end = unsafe { (*p).end.load(Ordering::Acquire) };
+        // SAFETY: as above, and `end` is at most the allocation's `cap`
+        // (`Slots`' invariant). (Not clamped to `cap`: the clamp would cost
+        // every hit a load and a compare.)
+        let files = unsafe { Slots::files(p, end) };
         for slot in files {
             let p = slot.load(Ordering::Acquire);
             if !p.is_null() {
@@ -357,9 +489,9 @@ impl Drop for FileSet {
     fn drop(&mut self) {
         let p = *self.slots.get_mut();
         if !p.is_null() {
-            // SAFETY: `p` came from `KBox::into_raw` (type invariant), and
+            // SAFETY: `p` came from `Slots::alloc` (type invariant), and
             // with `&mut self` no reader can hold the set.
-            drop(unsafe { KBox::from_raw(p) });
+            unsafe { Slots::free(p) };
         }
     }
 }
