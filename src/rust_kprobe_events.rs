@@ -92,7 +92,7 @@ impl tracefs::Operations for EventsFile {
     }
 
     fn write(&self, data: UserSliceReader) -> Result<usize> {
-        let mut chunk = KBox::new([0u8; WRITE_BUFSIZE], GFP_KERNEL)?;
+        let mut chunk = new_chunk()?;
         let r = run_commands(
             data.len(),
             &mut chunk,
@@ -220,4 +220,12 @@ impl Drop for RustKprobeEvents {
         }
         pr_info!("unloaded\n");
     }
+}
+
+/// A write's 4 KiB chunk buffer on the heap, made in a frame of its own
+/// (as `trace_kprobe`'s `new_tokens()`), so that a copy `KBox::new()` may
+/// build on the stack is not in the frames of the parse below.
+#[inline(never)]
+fn new_chunk() -> Result<KBox<[u8; WRITE_BUFSIZE]>> {
+    Ok(KBox::new([0u8; WRITE_BUFSIZE], GFP_KERNEL)?)
 }

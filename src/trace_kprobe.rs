@@ -479,7 +479,7 @@ impl Probes {
     /// that is not a probe definition.
     fn define(ty: &Type<Probes>, line: &[u8]) -> Result {
         let this = ty.data();
-        let mut tokens = KBox::new(Tokens::new(), GFP_KERNEL)?;
+        let mut tokens = new_tokens()?;
         match this.create(ty, line, &mut tokens) {
             Ok(()) => Ok(()),
             Err(Fail::Parse(e)) => Err(this.fail(line, &tokens, e)),
@@ -643,7 +643,7 @@ impl Probes {
     /// are unregistered by [`Probes::bury`] when the write has run all its
     /// lines.
     fn remove(&self, line: &[u8]) -> Result {
-        let mut tokens = KBox::new(Tokens::new(), GFP_KERNEL)?;
+        let mut tokens = new_tokens()?;
         let r = Removal::parse(line, &mut tokens, crate::kernel_env::DIALECT)
             .map_err(|e| Error::from_errno(-e))?;
         let lock = lock_events();
@@ -921,4 +921,13 @@ impl dyn_event::Provider for Probes {
             entry.hashed(),
         )
     }
+}
+
+/// A line's tokens on the heap. `Tokens` is about 5 KiB, and `KBox::new()`
+/// may build it on the stack before it copies it: in a function of its
+/// own, that copy is in a frame that is gone before the line is parsed, not
+/// in the frames of the parse's callers (the writer's stack is 16 KiB).
+#[inline(never)]
+fn new_tokens() -> Result<KBox<Tokens>> {
+    Ok(KBox::new(Tokens::new(), GFP_KERNEL)?)
 }
