@@ -473,14 +473,20 @@ impl FileSet {
         // SAFETY: as above, and `end` is at most the allocation's `cap`
         // (`Slots`' invariant). (Not clamped to `cap`: the clamp would cost
         // every hit a load and a compare.)
-        let files = unsafe { Slots::files(p, end) };
-        for slot in files {
-            let p = slot.load(Ordering::Acquire);
+        let files = unsafe { Slots::files(p, end) }.as_ptr();
+        // By index, not with the slice's iterator: a generic of `core` that
+        // is not inlined would be a call into vmlinux, outside
+        // `.kprobes.text`, on the hit path.
+        let mut i = 0;
+        while i < end {
+            // SAFETY: `i` is below `end`, the length of `files`.
+            let p = unsafe { &*files.add(i) }.load(Ordering::Acquire);
             if !p.is_null() {
                 // SAFETY: by the type invariant `p` stays valid until
                 // `remove` returns, which waits for the caller's read side.
                 f(unsafe { EventFile::from_raw(p) });
             }
+            i += 1;
         }
     }
 }
