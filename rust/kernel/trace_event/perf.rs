@@ -41,6 +41,7 @@ impl PerfCall {
         unsafe { &*ptr.cast::<Self>() }
     }
 
+    #[inline]
     pub(super) fn as_raw(&self) -> *mut bindings::trace_event_call {
         self.0.get()
     }
