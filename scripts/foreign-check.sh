@@ -57,10 +57,13 @@ gen() { # DIR WITH
 		EOF
 		cat "$ROOT/tests/foreign/items.rs"
 		n=0
-		while IFS=$'\t' read -r sym code; do
+		while IFS=$'\t' read -r sym code cond; do
 			case "$sym" in '' | '#'*) continue ;; esac
 			n=$((n + 1))
 			if [ "$2" = 1 ]; then
+				if [ -n "$cond" ]; then
+					code="#[cfg(all($(echo $cond | sed 's/ /, /g')))] { $code }"
+				fi
 				printf '#[inline(never)]\nfn call_%d() {\n    // %s\n    %s\n}\n' "$n" "$sym" "$code"
 			else
 				printf '#[inline(never)]\nfn call_%d() {}\n' "$n"
@@ -98,8 +101,16 @@ if grep -q '^error' "$log"; then
 fi
 fail=0
 n=0
-while IFS=$'\t' read -r sym code; do
+while IFS=$'\t' read -r sym code cond; do
 	case "$sym" in '' | '#'*) continue ;; esac
+	missing=""
+	for c in $cond; do
+		grep -qx "$c=y" "$out/.config" || missing+=" $c"
+	done
+	if [ -n "$missing" ]; then
+		echo "foreign: $sym: not built on $variant (no$missing)"
+		continue
+	fi
 	if awk -F'\t' -v s="$sym" '$2 == s && $5 == "" { f = 1 } END { exit !f }' "$out/Module.symvers"; then
 		echo "foreign: $sym is exported to all modules on $variant: nothing to refuse"
 		continue

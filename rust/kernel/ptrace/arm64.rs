@@ -38,8 +38,10 @@ impl PtRegs {
 
     /// Word `n` of the kernel stack (`regs_get_kernel_stack_nth()`): 0 if
     /// it is neither on the task stack the registers point into nor on
-    /// this CPU's IRQ stack.
-    #[inline(never)]
+    /// this CPU's IRQ stack. `#[inline]`: the C function is exported to
+    /// the Rust kprobe events module alone, so the call belongs in the
+    /// calling module.
+    #[inline]
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn stack_nth(&self, n: u32) -> usize {
         // SAFETY: the registers are valid (type invariant); the function

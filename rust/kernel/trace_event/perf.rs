@@ -41,9 +41,15 @@ impl PerfCall {
         unsafe { &*ptr.cast::<Self>() }
     }
 
+    /// The C event. (A cast, not `Opaque::get()`: a generic that rustc
+    /// may leave out of line in vmlinux, outside `.kprobes.text`, where the
+    /// hit path calls this.)
     #[inline]
     pub(super) fn as_raw(&self) -> *mut bindings::trace_event_call {
-        self.0.get()
+        // `repr(transparent)` over `Opaque<trace_event_call>`, itself
+        // transparent over the C struct in an `UnsafeCell`: writes through
+        // the pointer are writes to the cell's contents.
+        core::ptr::from_ref(self).cast_mut().cast()
     }
 }
 
