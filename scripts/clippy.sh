@@ -7,12 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 variant=${1:-test} # or arm64-test, test-7.3
-tree=$(variant_tree "$variant")
-out=$CACHE/out-$variant
-arch=$(variant_arch "$variant")
-llvm=$(tree_llvm "$tree")
-export LIBCLANG_PATH
-LIBCLANG_PATH=$(tree_libclang "$tree")
+variant_build_env "$variant"
 lock_build_cache
 # Make rebuilds the kernel crate and the module when their objects are gone:
 # removed here, in out-test only (touching the shared tree's sources would

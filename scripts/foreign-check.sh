@@ -16,12 +16,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 variant=${1:?usage: foreign-check.sh VARIANT}
-tree=$(variant_tree "$variant")
-out=$CACHE/out-$variant
-arch=$(variant_arch "$variant")
-llvm=$(tree_llvm "$tree")
-export LIBCLANG_PATH
-LIBCLANG_PATH=$(tree_libclang "$tree")
+variant_build_env "$variant"
 # calls.txt names the kretprobe trampoline by the architecture's symbol.
 case "$arch" in
 arm64) tramp=__kretprobe_trampoline ;;

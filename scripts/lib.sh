@@ -189,6 +189,17 @@ variant_arch() {
 variant_kver() {
 	case "$1" in *-7.3) echo 7.3 ;; *) echo 6.12 ;; esac
 }
+# Sets tree, out, arch and llvm for a built variant, and exports the
+# LIBCLANG_PATH bindgen loads for it: what a script needs to run make on
+# the variant's build (clippy.sh, foreign-check.sh).
+variant_build_env() { # VARIANT
+	tree=$(variant_tree "$1")
+	out=$CACHE/out-$1
+	arch=$(variant_arch "$1")
+	llvm=$(tree_llvm "$tree")
+	export LIBCLANG_PATH
+	LIBCLANG_PATH=$(tree_libclang "$tree")
+}
 # The kernel tree a built variant was built from (build/tree for 6.12,
 # build/tree-7.3 for 7.3: links kernel.sh makes).
 variant_tree() {
