@@ -87,7 +87,7 @@ use kernel::{
     kprobes::{self, HitBuffers},
     prelude::*,
     seq_file::SeqFile,
-    str::CStr,
+    str::{CStr, CString},
     sync::{Arc, Mutex},
     trace_event::{
         self,
@@ -111,6 +111,10 @@ use crate::probe::{
 /// What a probe is, for its read-back, its event and its handler.
 pub(crate) struct ProbeShared {
     spec: StoredProbe,
+    /// The symbol of a probe on a symbol, as given (`SYM` or `MOD:SYM`),
+    /// NUL-terminated: what the kprobe core is given, and what perf and
+    /// BPF are told (`Event::describe_kprobe`).
+    symbol: Option<Arc<CString>>,
     event: Arc<EventShared>,
     /// Some argument is a string (its size is known only once fetched).
     dynamic: bool,
@@ -232,6 +236,29 @@ impl TraceKprobe {
             TraceKprobe::Pending(_) => {}
             TraceKprobe::Kprobe(k) => kprobes::unregister_all(core::iter::once(&**k)),
             TraceKprobe::Kretprobe(r) => kprobes::unregister_all(core::iter::once(&**r)),
+        }
+    }
+
+    /// Where it probes, for perf and BPF: as `kprobe_profile`, its misses
+    /// are the kprobe core's and the nested hits.
+    pub(super) fn describe(&self) -> trace_event::KprobeDesc {
+        let s = self.shared();
+        let addr = match self {
+            TraceKprobe::Kprobe(k) if !k.gone() => k.address(),
+            TraceKprobe::Kretprobe(r) if !r.gone() => r.address(),
+            _ => 0,
+        };
+        let (reentered, no_instance) = self.nmissed();
+        let missed = reentered + no_instance + self.counts()[count::NESTED];
+        trace_event::KprobeDesc {
+            symbol: s.symbol.clone(),
+            offset: match s.spec.place {
+                SpecPlace::Symbol { offset } => offset as usize,
+                SpecPlace::Addr(_) => 0,
+            },
+            addr,
+            missed: missed as usize,
+            is_return: s.spec.is_return,
         }
     }
 
@@ -559,9 +586,17 @@ impl Probes {
 
         let dynamic = spec.args.as_slice().iter().any(|a| a.dynamic);
         let maxactive = spec.maxactive;
+        let symbol = match spec.place {
+            SpecPlace::Symbol { .. } => Some(Arc::new(
+                cstring(spec.symbol.as_bytes())?,
+                GFP_KERNEL,
+            )?),
+            SpecPlace::Addr(_) => None,
+        };
         let shared = Arc::pin_init(
             Entry::new(ProbeShared {
                 spec,
+                symbol,
                 event: event.clone(),
                 dynamic,
                 moved: AtomicU8::new(0),

@@ -90,7 +90,10 @@ use core::{
 /// ```
 pub trait Handler: Sync + 'static {
     /// Called with the registers before the probed instruction runs.
-    /// Atomic context: no sleeping, no allocation.
+    /// Atomic context: no sleeping, no allocation. If the instruction
+    /// pointer has moved when it returns (a BPF program it ran called
+    /// `bpf_override_return()`), the probed instruction is not run: the
+    /// context resumes where the pointer is.
     fn pre_handler(&self, regs: &PtRegs);
 }
 
@@ -634,8 +637,12 @@ unsafe extern "C" fn pre_handler_callback<T: Handler>(
     // SAFETY: the kprobe core passes the registers of the hit, and runs
     // the handler with preemption disabled (see `PtRegs`), for this call.
     let regs = unsafe { PtRegs::from_raw(regs) };
+    let ip = regs.ip();
     reg.handler.pre_handler(regs);
-    0
+    // A BPF program the handler ran may have moved where the context
+    // resumes (`bpf_override_return()`): then the kprobe core must not
+    // single-step the probed instruction, as for C's kprobe_perf_func().
+    core::ffi::c_int::from(regs.ip() != ip)
 }
 
 /// What a kretprobe does at function entry and at return. `'static` as

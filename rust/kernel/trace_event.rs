@@ -17,7 +17,10 @@
 //! [`Registration::remove`] answers `EBUSY`. A kprobe event ([`Kind::Kprobe`])
 //! is `TRACE_EVENT_FL_KPROBE`, which lets perf attach BPF kprobe programs to
 //! it; a patch of the series keeps `trace_kprobe_primary_from_call()` from
-//! taking it for a C `trace_kprobe`. Dropping an event that is still in use
+//! taking it for a C `trace_kprobe`. If its data says where it probes
+//! ([`Event::describe_kprobe`]), its class points perf and BPF to it (a
+//! `struct kprobe_event_provider`): `bpf_override_return()`,
+//! `BPF_TASK_FD_QUERY` and a BPF perf link's info ask there. Dropping an event that is still in use
 //! polls until its users let go: the tracing core tells a provider nothing
 //! when `trace_event_put_ref()` drops the last reference.
 //!
@@ -42,8 +45,10 @@ pub use targets::{FileSet, Targets};
 use crate::{
     bindings,
     error::{from_result, to_result, Result},
+    new_mutex,
     prelude::*,
-    str::CStr,
+    str::{CStr, CString},
+    sync::{Arc, Mutex},
     types::Opaque,
     ThisModule,
 };
@@ -381,6 +386,33 @@ pub trait Event: Sync + Sized + 'static {
     fn perf_unregister(&self) -> Result {
         Ok(())
     }
+
+    /// Where a [`Kind::Kprobe`] event probes (for an event of several
+    /// probes, its first). perf and BPF ask it (`struct
+    /// kprobe_event_provider`) whether a BPF program may call
+    /// `bpf_override_return()` on the event, and for what
+    /// `BPF_TASK_FD_QUERY`, `bpftool perf` and a BPF perf link show.
+    /// Process context, by a holder of the event; may sleep. Not
+    /// supported unless implemented: then perf and BPF answer `EINVAL`.
+    fn describe_kprobe(&self) -> Result<KprobeDesc> {
+        Err(EOPNOTSUPP)
+    }
+}
+
+/// Where a kprobe event probes ([`Event::describe_kprobe`]).
+pub struct KprobeDesc {
+    /// The probed symbol (`SYM` or `MOD:SYM`), `None` for a probe at an
+    /// address. The registration keeps it while the event exists: perf
+    /// and BPF read it after the answer.
+    pub symbol: Option<Arc<CString>>,
+    /// The offset from `symbol`.
+    pub offset: usize,
+    /// The address the kprobe is registered at, 0 while it is not.
+    pub addr: usize,
+    /// The hits missed so far, as `kprobe_profile` counts them.
+    pub missed: usize,
+    /// A return probe.
+    pub is_return: bool,
 }
 
 /// A dynamic trace event.
@@ -520,6 +552,10 @@ pub struct Registration<T: Event> {
     targets: NonNull<Targets>,
     /// Written with `event_mutex` held.
     removed: AtomicBool,
+    /// The symbols [`Event::describe_kprobe`] answered, each once: C keeps
+    /// the pointer past the answer, so they live as long as the event.
+    #[pin]
+    described: Mutex<KVec<Arc<CString>>>,
     #[pin]
     class: Opaque<bindings::trace_event_class>,
     #[pin]
@@ -583,6 +619,7 @@ impl<T: Event> Registration<T> {
             },
             module,
             removed: AtomicBool::new(false),
+            described <- new_mutex!(KVec::new()),
             class <- Opaque::ffi_init(|class: *mut bindings::trace_event_class| {
                 let value = bindings::trace_event_class {
                     // C only reads the array (`trace_define_fields()`).
@@ -625,6 +662,13 @@ impl<T: Event> Registration<T> {
                     (*class).system = names.system.as_char_ptr();
                     (*class).module = module.as_ptr();
                 };
+                // A kprobe event that can say where it probes answers
+                // perf and BPF through its class.
+                #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
+                if kind == Kind::Kprobe && T::HAS_DESCRIBE_KPROBE {
+                    // SAFETY: as above.
+                    unsafe { (*class).kprobe_provider = Self::provider() };
+                }
                 let mut value = bindings::trace_event_call {
                     class,
                     print_fmt: names.print_fmt.as_char_ptr().cast_mut(),
@@ -685,6 +729,19 @@ impl<T: Event> Registration<T> {
     /// [`Registration::FIELDS`], where the class points.
     const fn fields_array() -> &'static [bindings::trace_event_fields; 2] {
         &Self::FIELDS
+    }
+
+    /// Who answers perf and BPF about a [`Kind::Kprobe`] event. A
+    /// constant, as C's `trace_kprobe_provider`: C only reads it.
+    #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
+    const PROVIDER: bindings::kprobe_event_provider = bindings::kprobe_event_provider {
+        describe: Some(Self::describe),
+    };
+
+    /// [`Registration::PROVIDER`], where the class points.
+    #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
+    const fn provider() -> &'static bindings::kprobe_event_provider {
+        &Self::PROVIDER
     }
 
     /// The data given to [`Registration::new`], which the event's callbacks
@@ -754,6 +811,48 @@ impl<T: Event> Registration<T> {
                 call,
                 _strings: core::marker::PhantomData,
             })?;
+            Ok(0)
+        })
+    }
+
+    /// The provider's `describe`: [`Event::describe_kprobe`], with the
+    /// symbol kept while the event exists.
+    ///
+    /// # Safety
+    ///
+    /// Called by the tracing core with the `call` of a `Registration<T>`,
+    /// held (so not dropped during the call), and a `desc` valid for writes.
+    #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
+    unsafe extern "C" fn describe(
+        call: *mut bindings::trace_event_call,
+        desc: *mut bindings::kprobe_event_desc,
+    ) -> core::ffi::c_int {
+        from_result(|| {
+            // SAFETY: the tracing core passes our call.
+            let this = unsafe { Self::from_call(call) };
+            let d = this.data.describe_kprobe()?;
+            let symbol = match d.symbol {
+                Some(s) => {
+                    // The string is the `Arc`'s, kept below until the
+                    // registration is dropped, after the event's last user.
+                    let p = s.as_char_ptr();
+                    let mut kept = this.described.lock();
+                    if !kept.iter().any(|k| Arc::ptr_eq(k, &s)) {
+                        kept.push(s, GFP_KERNEL)?;
+                    }
+                    p
+                }
+                None => ptr::null(),
+            };
+            let value = bindings::kprobe_event_desc {
+                symbol,
+                offset: d.offset as _,
+                addr: d.addr as *mut c_void,
+                missed: d.missed as _,
+                is_return: d.is_return,
+            };
+            // SAFETY: `desc` is valid for writes (the caller's guarantee).
+            unsafe { desc.write(value) };
             Ok(0)
         })
     }

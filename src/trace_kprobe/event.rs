@@ -214,4 +214,10 @@ impl trace_event::Event for Event {
     fn perf_unregister(&self) -> Result {
         self.disable()
     }
+
+    /// `trace_kprobe_describe()`: the event's first probe.
+    fn describe_kprobe(&self) -> Result<trace_event::KprobeDesc> {
+        let arm = self.shared.arm.lock();
+        Ok(arm.first().ok_or(EINVAL)?.describe())
+    }
 }

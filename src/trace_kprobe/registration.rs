@@ -20,6 +20,7 @@ use kernel::{
     kallsyms,
     kprobes::{self, HitBuffers, Place},
     prelude::*,
+    str::CStr,
     sync::Arc,
     trace_event::dyn_event::Entry,
 };
@@ -88,19 +89,19 @@ pub(super) fn register(
         return Err(ENOENT);
     }
     let spec = &shared.spec;
-    // The name the kprobe core is given, when no address stands for it.
-    let symbol;
     let (place, addr) = match (spec.place, symbol_address) {
         (SpecPlace::Symbol { offset }, Some(at)) => {
             let a = at.wrapping_add(offset as usize);
             (Place::Address(a), a)
         }
         (SpecPlace::Symbol { offset }, None) => {
-            symbol = cstring(spec.symbol.as_bytes())?;
+            // The name the kprobe core is given, when no address stands
+            // for it.
+            let symbol: &CStr = shared.symbol.as_deref().ok_or(EINVAL)?;
             // trace_kprobe_address(): 0 for a symbol not found.
-            let a = kallsyms::lookup_name(&symbol);
+            let a = kallsyms::lookup_name(symbol);
             (
-                Place::Symbol(&symbol, offset),
+                Place::Symbol(symbol, offset),
                 if a == 0 {
                     0
                 } else {

@@ -19,6 +19,22 @@
  * As kprobe_perf_func() does, a program that returns 0 drops the hit from
  * perf. With HOLD, keeps the perf event open HOLD more seconds after
  * printing. Exit status 0 if everything could be set up.
+ *
+ *   perf_bpf override ID RC
+ *
+ * Attaches a program that calls bpf_override_return(ctx, RC) to the event
+ * (a kprobe event on the getppid system call), calls getppid() and prints
+ * `getppid=RC` if it returned RC, `getppid=unchanged` if it returned what
+ * it did before; or the error that refused the program.
+ *
+ *   perf_bpf info ID
+ *
+ * Attaches a program to the event, then prints what the kernel says of it,
+ * as bpftool perf and bpftool link do: BPF_TASK_FD_QUERY on the perf event
+ * (`query: TYPE SYMBOL+OFFSET addr|noaddr`), and BPF_OBJ_GET_INFO_BY_FD on
+ * a BPF link to a second perf event of it (`link: TYPE SYMBOL+OFFSET
+ * addr|noaddr missed=N`). TYPE is kprobe or kretprobe; addr says the
+ * address is not 0.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -76,6 +92,157 @@ static int prog(int map, int ret, struct bpf_insn *p)
 	return n;
 }
 
+/* struct bpf_link_info up to its perf_event.kprobe member (uapi 6.6; the
+ * host's headers may be older). */
+struct link_info_kprobe {
+	uint32_t type, id, prog_id, pad;
+	uint32_t perf_event_type, pad2;
+	uint64_t func_name;
+	uint32_t name_len, offset;
+	uint64_t addr, missed, cookie;
+};
+
+static int open_event(const char *id)
+{
+	struct perf_event_attr pa;
+
+	memset(&pa, 0, sizeof(pa));
+	pa.type = PERF_TYPE_TRACEPOINT;
+	pa.size = sizeof(pa);
+	pa.config = strtoull(id, NULL, 0);
+	pa.disabled = 1;
+	return syscall(SYS_perf_event_open, &pa, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int load(struct bpf_insn *insns, int n)
+{
+	char log[4096] = "";
+	union bpf_attr a;
+	int pr;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_KPROBE;
+	a.insns = (uintptr_t)insns;
+	a.insn_cnt = n;
+	a.license = (uintptr_t)"GPL";
+	a.log_buf = (uintptr_t)log;
+	a.log_size = sizeof(log);
+	a.log_level = 1;
+	pr = bpf(BPF_PROG_LOAD, &a);
+	if (pr < 0)
+		printf("BPF_PROG_LOAD: %s\n%s\n", strerror(errno), log);
+	return pr;
+}
+
+/* perf_bpf override ID RC */
+static int override(const char *id, int rc)
+{
+	struct bpf_insn p[] = {
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, rc),     /* r2 = rc (r1 = ctx) */
+		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_override_return),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+	long before = syscall(SYS_getppid), after;
+	int pfd = open_event(id), pr;
+
+	if (pfd < 0) {
+		printf("perf_event_open: %s\n", strerror(errno));
+		return 1;
+	}
+	pr = load(p, sizeof(p) / sizeof(p[0]));
+	if (pr < 0)
+		return 1;
+	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, pr)) {
+		printf("PERF_EVENT_IOC_SET_BPF: %s\n", strerror(errno));
+		return 0;
+	}
+	if (ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
+		perror("PERF_EVENT_IOC_ENABLE");
+		return 1;
+	}
+	after = syscall(SYS_getppid);
+	ioctl(pfd, PERF_EVENT_IOC_DISABLE, 0);
+	if (after == rc)
+		printf("getppid=%d\n", rc);
+	else if (after == before)
+		printf("getppid=unchanged\n");
+	else
+		printf("getppid=%ld (before: %ld)\n", after, before);
+	return 0;
+}
+
+static const char *fd_type_name(uint32_t t)
+{
+	return t == BPF_FD_TYPE_KPROBE ? "kprobe" : t == BPF_FD_TYPE_KRETPROBE ? "kretprobe" : "other";
+}
+
+/* perf_bpf info ID */
+static int info(const char *id)
+{
+	struct bpf_insn p[] = {
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+	struct link_info_kprobe li;
+	char buf[256] = "", name[256] = "";
+	int pfd = open_event(id), pfd2 = open_event(id), pr, link;
+	union bpf_attr a;
+
+	if (pfd < 0 || pfd2 < 0) {
+		printf("perf_event_open: %s\n", strerror(errno));
+		return 1;
+	}
+	pr = load(p, sizeof(p) / sizeof(p[0]));
+	if (pr < 0)
+		return 1;
+	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, pr)) {
+		printf("PERF_EVENT_IOC_SET_BPF: %s\n", strerror(errno));
+		return 1;
+	}
+	memset(&a, 0, sizeof(a));
+	a.task_fd_query.pid = getpid();
+	a.task_fd_query.fd = pfd;
+	a.task_fd_query.buf = (uintptr_t)buf;
+	a.task_fd_query.buf_len = sizeof(buf);
+	if (bpf(BPF_TASK_FD_QUERY, &a))
+		printf("query: BPF_TASK_FD_QUERY: %s\n", strerror(errno));
+	else
+		printf("query: %s %s+%llu %s\n", fd_type_name(a.task_fd_query.fd_type), buf,
+		       (unsigned long long)a.task_fd_query.probe_offset,
+		       a.task_fd_query.probe_addr ? "addr" : "noaddr");
+
+	/* One program once an event (bpf_prog_array_copy()): another for the link. */
+	pr = load(p, sizeof(p) / sizeof(p[0]));
+	if (pr < 0)
+		return 1;
+	memset(&a, 0, sizeof(a));
+	a.link_create.prog_fd = pr;
+	a.link_create.target_fd = pfd2;
+	a.link_create.attach_type = BPF_PERF_EVENT;
+	link = bpf(BPF_LINK_CREATE, &a);
+	if (link < 0) {
+		printf("link: BPF_LINK_CREATE: %s\n", strerror(errno));
+		return 0;
+	}
+	memset(&li, 0, sizeof(li));
+	li.func_name = (uintptr_t)name;
+	li.name_len = sizeof(name);
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = link;
+	a.info.info_len = sizeof(li);
+	a.info.info = (uintptr_t)&li;
+	if (bpf(BPF_OBJ_GET_INFO_BY_FD, &a)) {
+		printf("link: BPF_OBJ_GET_INFO_BY_FD: %s\n", strerror(errno));
+		return 0;
+	}
+	/* enum bpf_perf_event_type: BPF_PERF_EVENT_KPROBE 3, _KRETPROBE 4 */
+	printf("link: %s %s+%u %s missed=%llu\n",
+	       li.perf_event_type == 3 ? "kprobe" : li.perf_event_type == 4 ? "kretprobe" : "other",
+	       name, li.offset, li.addr ? "addr" : "noaddr", (unsigned long long)li.missed);
+	return 0;
+}
+
 static uint64_t map_get(int map, uint32_t key)
 {
 	union bpf_attr a;
@@ -100,9 +267,13 @@ int main(int argc, char **argv)
 	uint64_t count = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: perf_bpf ID N [RET]\n");
+		fprintf(stderr, "usage: perf_bpf ID N [RET [HOLD]] | override ID RC | info ID\n");
 		return 2;
 	}
+	if (!strcmp(argv[1], "override") && argc == 4)
+		return override(argv[2], atoi(argv[3]));
+	if (!strcmp(argv[1], "info"))
+		return info(argv[2]);
 	long n = atol(argv[2]);
 
 	memset(&pa, 0, sizeof(pa));
