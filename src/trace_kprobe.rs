@@ -587,10 +587,9 @@ impl Probes {
         let dynamic = spec.args.as_slice().iter().any(|a| a.dynamic);
         let maxactive = spec.maxactive;
         let symbol = match spec.place {
-            SpecPlace::Symbol { .. } => Some(Arc::new(
-                cstring(spec.symbol.as_bytes())?,
-                GFP_KERNEL,
-            )?),
+            SpecPlace::Symbol { .. } => {
+                Some(Arc::new(cstring(spec.symbol.as_bytes())?, GFP_KERNEL)?)
+            }
             SpecPlace::Addr(_) => None,
         };
         let shared = Arc::pin_init(
