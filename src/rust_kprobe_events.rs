@@ -60,7 +60,7 @@ mod trace_kprobe;
 
 use kernel_env::Raw;
 use probe::lines::{run_commands, WRITE_BUFSIZE};
-use trace_kprobe::Probes;
+use trace_kprobe::{Local, Probes};
 
 module! {
     type: RustKprobeEvents,
@@ -141,6 +141,9 @@ impl module_notifier::ModuleComing for Coming {
 }
 
 struct RustKprobeEvents {
+    /// perf's kprobe PMU, served by the module: unregistered first.
+    #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
+    _pmu: Pin<KBox<kernel::trace_event::local::KprobeProvider<Local>>>,
     _events: Pin<KBox<tracefs::File<EventsFile>>>,
     _profile: Pin<KBox<tracefs::File<ProfileFile>>>,
     _misses: Pin<KBox<tracefs::File<MissesFile>>>,
@@ -197,8 +200,17 @@ impl kernel::Module for RustKprobeEvents {
         if let Some(list) = kprobe_event.value() {
             Probes::boot_events(&probes, list.to_bytes());
         }
+        // Last: perf may ask it for an event as soon as it is registered,
+        // and a failed init must not drop it with an event lent.
+        #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
+        let pmu = KBox::pin_init(
+            kernel::trace_event::local::KprobeProvider::new(module, Local(probes.clone())),
+            GFP_KERNEL,
+        )?;
         pr_info!("loaded; {} and {} are ready\n", NAMES.events, NAMES.profile);
         Ok(RustKprobeEvents {
+            #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
+            _pmu: pmu,
             _events: events,
             _profile: profile,
             _misses: misses,

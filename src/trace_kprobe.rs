@@ -80,6 +80,7 @@ use registration::{module_exists, register};
 use stored::{Args, Exact, StoredProbe};
 use strings::EventStrings;
 
+use core::fmt::Write as _;
 use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
 use kernel::{
@@ -98,7 +99,7 @@ use kernel::{
     ThisModule,
 };
 
-use crate::kernel_env::{self, cstring, KernelEnv, Raw};
+use crate::kernel_env::{self, cstring, Collect, KernelEnv, Raw};
 use crate::probe::{
     command::{self, ArgList, Names, Place as SpecPlace, Tokens},
     env::Env,
@@ -332,6 +333,22 @@ impl Drop for State {
         for p in self.probes.iter() {
             p.shared().event.detach(p);
         }
+    }
+}
+
+/// perf's kprobe PMU: the module's local events ([`Probes::create_local`]).
+pub(crate) struct Local(pub(crate) Arc<Type<Probes>>);
+
+#[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
+impl trace_event::local::LocalKprobes for Local {
+    type Event = Event;
+
+    fn create_local(
+        &self,
+        place: kprobes::Place<'_>,
+        is_return: bool,
+    ) -> Result<Pin<KBox<trace_event::Registration<Event>>>> {
+        self.0.data().create_local(place, is_return)
     }
 }
 
@@ -670,6 +687,101 @@ impl Probes {
         // Cannot fail: reserved above.
         let _ = state.events.push(reg, GFP_KERNEL);
         Ok((shared, index))
+    }
+
+    /// A local event for perf's kprobe PMU (`create_local_trace_kprobe()`):
+    /// a probe without arguments at `place`, as the definition
+    /// `p:kprobes/EVENT PLACE` (or `r:`) would make it, on an event of its
+    /// own named after the function, which is not listed in tracefs or
+    /// `kprobe_events` and writes nothing in `error_log`. Its kprobe is
+    /// registered disarmed; perf arms it through the event.
+    pub(crate) fn create_local(
+        &self,
+        place: kprobes::Place<'_>,
+        is_return: bool,
+    ) -> Result<Pin<KBox<trace_event::Registration<Event>>>> {
+        // The line C's function stands for, parsed as any definition: the
+        // same symbol checks (`validate_probe_symbol()`: ENOENT,
+        // EADDRNOTAVAIL) and the same place.
+        let kind = if is_return { 'r' } else { 'p' };
+        let mut line = Collect::new();
+        let written = match place {
+            kprobes::Place::Symbol(symbol, offset) => write!(
+                Raw(&mut line),
+                "{kind}:kprobes/perf_local {}+{offset}",
+                Bytes(symbol.to_bytes())
+            ),
+            kprobes::Place::Address(a) => {
+                write!(Raw(&mut line), "{kind}:kprobes/perf_local {a:#x}")
+            }
+        };
+        written.map_err(|_| ENOMEM)?;
+        let line = line.into_boxed_slice()?;
+        let mut tokens = new_tokens()?;
+        let env = KernelEnv::new();
+        let spec = match command::parse(&line, &mut tokens, &env, Args(KVec::new())) {
+            Ok(Some(p)) => p,
+            Ok(None) => return Err(EINVAL),
+            Err(e) => return Err(Error::from_errno(-e.errno)),
+        };
+        // C names the event after the function.
+        let event: &[u8] = match place {
+            kprobes::Place::Symbol(symbol, _) => symbol.to_bytes(),
+            kprobes::Place::Address(_) => b"DUMMY_EVENT",
+        };
+        let names = Names {
+            group: command::DEFAULT_GROUP,
+            event,
+        };
+        let spec = spec.map(
+            Args::share,
+            |s| Exact::new(Text::as_bytes(&s)),
+            |e| Exact::new(e.args()),
+            |_| Ok(()),
+        )?;
+        let strings = EventStrings::new(names, spec.is_return, spec.args.as_slice())?;
+        let layout = spec.args.0.clone();
+        let data = move |targets| {
+            let shared = Arc::pin_init(
+                pin_init!(EventShared {
+                    is_return,
+                    strings,
+                    targets,
+                    arm <- kernel::new_mutex!(KVec::new()),
+                }),
+                GFP_KERNEL,
+            )?;
+            Ok(Event { shared, layout })
+        };
+        let reg = KBox::pin_init(
+            trace_event::Registration::new_local(self.module, data),
+            GFP_KERNEL,
+        )?;
+        let event = reg.data().shared.clone();
+        let symbol = match spec.place {
+            SpecPlace::Symbol { .. } => {
+                Some(Arc::new(cstring(spec.symbol.as_bytes())?, GFP_KERNEL)?)
+            }
+            SpecPlace::Addr(_) => None,
+        };
+        let maxactive = spec.maxactive;
+        let shared = Arc::pin_init(
+            Entry::new(ProbeShared {
+                spec,
+                symbol,
+                event: event.clone(),
+                dynamic: false,
+                moved: AtomicU8::new(0),
+                maxactive: AtomicU32::new(maxactive),
+                unresolved: false,
+            }),
+            GFP_KERNEL,
+        )?;
+        // No probe waits for its module here: C's fails too.
+        let probe = register(&shared, &self.buffers, None, env.symbol_address())?;
+        // The event's drop lets the probe go (and so unregisters it).
+        event.attach(&probe)?;
+        Ok(reg)
     }
 
     /// `-:[GRP/][EVENT] ...`: removes the matching probes in order, stops

@@ -32,6 +32,8 @@
 pub mod dyn_event;
 mod error_log;
 mod file;
+#[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
+pub mod local;
 mod lock;
 mod perf;
 mod targets;
@@ -530,7 +532,9 @@ pub struct KprobeDesc {
 /// # Invariants
 ///
 /// Until `removed` is set (by [`Registration::remove`] or the drop), `call`
-/// is registered with the tracing core, with `class`, the strings of
+/// is registered with the tracing core (a local event,
+/// [`Registration::new_local`], is never registered: `removed` is set from
+/// the start, and perf uses the call while its provider lends it), with `class`, the strings of
 /// `data.names()` as answered once (owned by `data`) and the constants
 /// `Registration::FIELDS` and `Registration::FUNCS` reachable from it, and `data` as
 /// the `T` its callbacks find through `container_of!`; `targets` points
@@ -599,6 +603,35 @@ impl<T: Event> Registration<T> {
     where
         T: 'a,
     {
+        Self::init(Some(lock), module, kind, make)
+    }
+
+    /// A kprobe event for perf's kprobe PMU (a local event, as C's
+    /// `create_local_trace_kprobe()` makes): made as [`Registration::new`]
+    /// makes one, but not added to the tracing core (no `events/` files,
+    /// no type id, not `TRACE_EVENT_FL_DYNAMIC`). A
+    /// [`local::KprobeProvider`] hands it to perf, which has it until it
+    /// is destroyed; its `reg` serves perf as a listed event's does.
+    pub fn new_local<'a>(
+        module: &'static ThisModule,
+        make: impl FnOnce(Targets) -> Result<T> + 'a,
+    ) -> impl PinInit<Self, Error> + 'a
+    where
+        T: 'a,
+    {
+        Self::init(None, module, Kind::Kprobe, make)
+    }
+
+    /// [`Registration::new`], or [`Registration::new_local`] without `lock`.
+    fn init<'a>(
+        lock: Option<&'a EventLock>,
+        module: &'static ThisModule,
+        kind: Kind,
+        make: impl FnOnce(Targets) -> Result<T> + 'a,
+    ) -> impl PinInit<Self, Error> + 'a
+    where
+        T: 'a,
+    {
         // The targets carry this registration's number, which no other
         // gets (an address could come again once freed).
         let owner = Targets::next_owner();
@@ -618,7 +651,8 @@ impl<T: Event> Registration<T> {
                 NonNull::from(t)
             },
             module,
-            removed: AtomicBool::new(false),
+            // A local event is never added: nothing to remove.
+            removed: AtomicBool::new(lock.is_none()),
             described <- new_mutex!(KVec::new()),
             class <- Opaque::ffi_init(|class: *mut bindings::trace_event_class| {
                 let value = bindings::trace_event_class {
@@ -673,8 +707,13 @@ impl<T: Event> Registration<T> {
                     class,
                     print_fmt: names.print_fmt.as_char_ptr().cast_mut(),
                     // A dynamic event, with its own reference count, of the
-                    // kind perf and BPF take it for.
-                    flags: kind.flags() as i32,
+                    // kind perf and BPF take it for; a local one is no
+                    // dynamic event (the core counts no reference of it).
+                    flags: if lock.is_some() {
+                        kind.flags() as i32
+                    } else {
+                        (kind.flags() & !bindings::TRACE_EVENT_FL_DYNAMIC) as i32
+                    },
                     // SAFETY: all zero is a valid `trace_event_call` (null
                     // pointers, no callback, no type id yet).
                     ..unsafe { core::mem::zeroed() }
@@ -687,11 +726,14 @@ impl<T: Event> Registration<T> {
                 // writes.
                 unsafe { call.write(value) };
                 // INVARIANT: on success `call` is registered with `removed`
-                // false and everything it reaches initialised (every other
-                // field is initialised above and pinned with `this`); on
-                // failure nothing is registered and the initialiser drops
-                // the rest.
-                add_event_call(lock, call, names.system, names.name)
+                // false (or, local, not registered with `removed` true) and
+                // everything it reaches initialised (every other field is
+                // initialised above and pinned with `this`); on failure
+                // nothing is registered and the initialiser drops the rest.
+                match lock {
+                    Some(lock) => add_event_call(lock, call, names.system, names.name),
+                    None => Ok(()),
+                }
             }),
             _pin: PhantomPinned,
         }? Error)
@@ -823,7 +865,7 @@ impl<T: Event> Registration<T> {
     /// Called by the tracing core with the `call` of a `Registration<T>`,
     /// held (so not dropped during the call), and a `desc` valid for writes.
     #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
-    unsafe extern "C" fn describe(
+    pub(crate) unsafe extern "C" fn describe(
         call: *mut bindings::trace_event_call,
         desc: *mut bindings::kprobe_event_desc,
     ) -> core::ffi::c_int {

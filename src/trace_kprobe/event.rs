@@ -109,6 +109,17 @@ pub(crate) struct Event {
     pub(super) layout: Arc<KVec<StoredArg>>,
 }
 
+/// A local event (perf's kprobe PMU) is dropped with its probe on the
+/// list to arm: letting it go breaks the cycle event -> probe -> event,
+/// and unregisters the kprobe. A listed event's probes have left the list
+/// by then (`EventShared::detach`).
+impl Drop for Event {
+    fn drop(&mut self) {
+        let probes = core::mem::replace(&mut *self.shared.arm.lock(), KVec::new());
+        drop(probes);
+    }
+}
+
 impl Event {
     /// A new user (an instance or perf), not yet among the targets:
     /// `enable_trace_kprobe()` arms the probes. (Each user also pins the

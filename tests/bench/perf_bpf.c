@@ -35,6 +35,15 @@
  * a BPF link to a second perf event of it (`link: TYPE SYMBOL+OFFSET
  * addr|noaddr missed=N`). TYPE is kprobe or kretprobe; addr says the
  * address is not 0.
+ *
+ *   perf_bpf pmu FUNC N [r]
+ *
+ * Opens a kprobe (a kretprobe with r) on FUNC with perf's kprobe PMU
+ * (perf_event_open() with the type in
+ * /sys/bus/event_source/devices/kprobe/type, as libbpf, bcc and bpftrace
+ * do), prints what BPF_TASK_FD_QUERY says of it with a program attached
+ * (`query: ...`, as info), calls lseek(/dev/null) N times and prints the
+ * count: `pmu: perf=N`. Or the error that refused the event.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -177,6 +186,25 @@ static const char *fd_type_name(uint32_t t)
 	return t == BPF_FD_TYPE_KPROBE ? "kprobe" : t == BPF_FD_TYPE_KRETPROBE ? "kretprobe" : "other";
 }
 
+/* BPF_TASK_FD_QUERY on perf event pfd: "query: TYPE SYMBOL+OFFSET addr|noaddr" */
+static void query(int pfd)
+{
+	char buf[256] = "";
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.task_fd_query.pid = getpid();
+	a.task_fd_query.fd = pfd;
+	a.task_fd_query.buf = (uintptr_t)buf;
+	a.task_fd_query.buf_len = sizeof(buf);
+	if (bpf(BPF_TASK_FD_QUERY, &a))
+		printf("query: BPF_TASK_FD_QUERY: %s\n", strerror(errno));
+	else
+		printf("query: %s %s+%llu %s\n", fd_type_name(a.task_fd_query.fd_type), buf,
+		       (unsigned long long)a.task_fd_query.probe_offset,
+		       a.task_fd_query.probe_addr ? "addr" : "noaddr");
+}
+
 /* perf_bpf info ID */
 static int info(const char *id)
 {
@@ -185,7 +213,7 @@ static int info(const char *id)
 		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
 	struct link_info_kprobe li;
-	char buf[256] = "", name[256] = "";
+	char name[256] = "";
 	int pfd = open_event(id), pfd2 = open_event(id), pr, link;
 	union bpf_attr a;
 
@@ -200,17 +228,7 @@ static int info(const char *id)
 		printf("PERF_EVENT_IOC_SET_BPF: %s\n", strerror(errno));
 		return 1;
 	}
-	memset(&a, 0, sizeof(a));
-	a.task_fd_query.pid = getpid();
-	a.task_fd_query.fd = pfd;
-	a.task_fd_query.buf = (uintptr_t)buf;
-	a.task_fd_query.buf_len = sizeof(buf);
-	if (bpf(BPF_TASK_FD_QUERY, &a))
-		printf("query: BPF_TASK_FD_QUERY: %s\n", strerror(errno));
-	else
-		printf("query: %s %s+%llu %s\n", fd_type_name(a.task_fd_query.fd_type), buf,
-		       (unsigned long long)a.task_fd_query.probe_offset,
-		       a.task_fd_query.probe_addr ? "addr" : "noaddr");
+	query(pfd);
 
 	/* One program once an event (bpf_prog_array_copy()): another for the link. */
 	pr = load(p, sizeof(p) / sizeof(p[0]));
@@ -243,6 +261,59 @@ static int info(const char *id)
 	return 0;
 }
 
+/* perf_bpf pmu FUNC N [r] */
+static int pmu(const char *func, long n, int retprobe)
+{
+	struct bpf_insn p[] = {
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+	struct perf_event_attr pa;
+	uint64_t count = 0;
+	int type, pfd, pr, nul;
+	FILE *f = fopen("/sys/bus/event_source/devices/kprobe/type", "r");
+
+	if (!f || fscanf(f, "%d", &type) != 1) {
+		printf("pmu: no kprobe PMU\n");
+		return 0;
+	}
+	fclose(f);
+	memset(&pa, 0, sizeof(pa));
+	pa.type = type;
+	pa.size = sizeof(pa);
+	pa.config = retprobe ? 1 : 0;	/* format/retprobe: config:0 */
+	pa.kprobe_func = (uintptr_t)func;
+	pa.probe_offset = 0;
+	pa.disabled = 1;
+	pfd = syscall(SYS_perf_event_open, &pa, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (pfd < 0) {
+		printf("pmu: perf_event_open: %s\n", strerror(errno));
+		return 0;
+	}
+	pr = load(p, sizeof(p) / sizeof(p[0]));
+	if (pr < 0)
+		return 1;
+	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, pr)) {
+		printf("PERF_EVENT_IOC_SET_BPF: %s\n", strerror(errno));
+		return 1;
+	}
+	query(pfd);
+	nul = open("/dev/null", O_RDONLY);
+	if (nul < 0 || ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
+		perror("open /dev/null or PERF_EVENT_IOC_ENABLE");
+		return 1;
+	}
+	for (long i = 0; i < n; i++)
+		lseek(nul, 1000 + i, SEEK_SET);
+	ioctl(pfd, PERF_EVENT_IOC_DISABLE, 0);
+	if (read(pfd, &count, sizeof(count)) != sizeof(count)) {
+		perror("read perf count");
+		return 1;
+	}
+	printf("pmu: perf=%llu\n", (unsigned long long)count);
+	return 0;
+}
+
 static uint64_t map_get(int map, uint32_t key)
 {
 	union bpf_attr a;
@@ -267,13 +338,15 @@ int main(int argc, char **argv)
 	uint64_t count = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: perf_bpf ID N [RET [HOLD]] | override ID RC | info ID\n");
+		fprintf(stderr, "usage: perf_bpf ID N [RET [HOLD]] | override ID RC | info ID | pmu FUNC N [r]\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "override") && argc == 4)
 		return override(argv[2], atoi(argv[3]));
 	if (!strcmp(argv[1], "info"))
 		return info(argv[2]);
+	if (!strcmp(argv[1], "pmu") && argc >= 4)
+		return pmu(argv[2], atol(argv[3]), argc > 4 && !strcmp(argv[4], "r"));
 	long n = atol(argv[2]);
 
 	memset(&pa, 0, sizeof(pa));

@@ -74,3 +74,19 @@ impl kernel::trace_event::Event for Ev {
 
 // SAFETY: the module is built, never loaded: nothing uses it.
 static NOT_LOADED: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
+
+// perf's kprobe PMU: a provider of local events that makes none.
+#[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
+struct Lk;
+
+#[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
+impl kernel::trace_event::local::LocalKprobes for Lk {
+    type Event = Ev;
+    fn create_local(
+        &self,
+        _place: kernel::kprobes::Place<'_>,
+        _is_return: bool,
+    ) -> Result<Pin<KBox<Registration<Ev>>>> {
+        Err(ENOENT)
+    }
+}
