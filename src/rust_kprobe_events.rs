@@ -60,7 +60,9 @@ mod trace_kprobe;
 
 use kernel_env::Raw;
 use probe::lines::{run_commands, WRITE_BUFSIZE};
-use trace_kprobe::{Local, Probes};
+#[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
+use trace_kprobe::Local;
+use trace_kprobe::Probes;
 
 module! {
     type: RustKprobeEvents,
@@ -141,7 +143,8 @@ impl module_notifier::ModuleComing for Coming {
 }
 
 struct RustKprobeEvents {
-    /// perf's kprobe PMU, served by the module: unregistered first.
+    /// perf's kprobe PMU, served by the module: the first field dropped
+    /// (the module is going: the core can pin it for no new event).
     #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
     _pmu: Pin<KBox<kernel::trace_event::local::KprobeProvider<Local>>>,
     _events: Pin<KBox<tracefs::File<EventsFile>>>,

@@ -80,7 +80,6 @@ use registration::{module_exists, register};
 use stored::{Args, Exact, StoredProbe};
 use strings::EventStrings;
 
-use core::fmt::Write as _;
 use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
 use kernel::{
@@ -99,7 +98,7 @@ use kernel::{
     ThisModule,
 };
 
-use crate::kernel_env::{self, cstring, Collect, KernelEnv, Raw};
+use crate::kernel_env::{self, cstring, KernelEnv, Raw};
 use crate::probe::{
     command::{self, ArgList, Names, Place as SpecPlace, Tokens},
     env::Env,
@@ -337,6 +336,7 @@ impl Drop for State {
 }
 
 /// perf's kprobe PMU: the module's local events ([`Probes::create_local`]).
+#[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
 pub(crate) struct Local(pub(crate) Arc<Type<Probes>>);
 
 #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
@@ -695,14 +695,33 @@ impl Probes {
     /// own named after the function, which is not listed in tracefs or
     /// `kprobe_events` and writes nothing in `error_log`. Its kprobe is
     /// registered disarmed; perf arms it through the event.
+    #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
     pub(crate) fn create_local(
         &self,
         place: kprobes::Place<'_>,
         is_return: bool,
     ) -> Result<Pin<KBox<trace_event::Registration<Event>>>> {
+        use crate::kernel_env::Collect;
+        use core::fmt::Write as _;
+
+        let env = KernelEnv::new();
+        if let kprobes::Place::Symbol(symbol, _) = place {
+            // C's `validate_probe_symbol()`, and its errnos: ENOENT for no
+            // such symbol, EADDRNOTAVAIL for one that is not unique. The
+            // name goes into a definition line below: one the line would
+            // read otherwise (a space, an offset or suffix, an address)
+            // is no symbol.
+            let s = symbol.to_bytes();
+            if matches!(s.first(), None | Some(b'0'..=b'9'))
+                || s.iter()
+                    .any(|&c| c.is_ascii_whitespace() || b"+-%".contains(&c))
+            {
+                return Err(ENOENT);
+            }
+            env.validate_symbol(s).map_err(|e| Error::from_errno(-e))?;
+        }
         // The line C's function stands for, parsed as any definition: the
-        // same symbol checks (`validate_probe_symbol()`: ENOENT,
-        // EADDRNOTAVAIL) and the same place.
+        // same place, the same registration.
         let kind = if is_return { 'r' } else { 'p' };
         let mut line = Collect::new();
         let written = match place {
@@ -718,7 +737,6 @@ impl Probes {
         written.map_err(|_| ENOMEM)?;
         let line = line.into_boxed_slice()?;
         let mut tokens = new_tokens()?;
-        let env = KernelEnv::new();
         let spec = match command::parse(&line, &mut tokens, &env, Args(KVec::new())) {
             Ok(Some(p)) => p,
             Ok(None) => return Err(EINVAL),

@@ -556,6 +556,8 @@ pub struct Registration<T: Event> {
     targets: NonNull<Targets>,
     /// Written with `event_mutex` held.
     removed: AtomicBool,
+    /// Made by [`Registration::new_local`]: never added.
+    local: bool,
     /// The symbols [`Event::describe_kprobe`] answered, each once: C keeps
     /// the pointer past the answer, so they live as long as the event.
     #[pin]
@@ -653,6 +655,7 @@ impl<T: Event> Registration<T> {
             module,
             // A local event is never added: nothing to remove.
             removed: AtomicBool::new(lock.is_none()),
+            local: lock.is_none(),
             described <- new_mutex!(KVec::new()),
             class <- Opaque::ffi_init(|class: *mut bindings::trace_event_class| {
                 let value = bindings::trace_event_class {
@@ -701,7 +704,7 @@ impl<T: Event> Registration<T> {
                 #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
                 if kind == Kind::Kprobe && T::HAS_DESCRIBE_KPROBE {
                     // SAFETY: as above.
-                    unsafe { (*class).kprobe_provider = Self::provider() };
+                    unsafe { (*class).kprobe_provider = ptr::from_ref(Self::provider()).cast_mut() };
                 }
                 let mut value = bindings::trace_event_call {
                     class,
@@ -778,6 +781,9 @@ impl<T: Event> Registration<T> {
     #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
     const PROVIDER: bindings::kprobe_event_provider = bindings::kprobe_event_provider {
         describe: Some(Self::describe),
+        // SAFETY: all zero is a valid value of the rest (no owner, no
+        // callbacks, an unlinked list head): it is never registered.
+        ..unsafe { core::mem::zeroed() }
     };
 
     /// [`Registration::PROVIDER`], where the class points.
@@ -953,8 +959,9 @@ impl<T: Event> Registration<T> {
                 bindings::trace_reg_TRACE_REG_PERF_REGISTER => {
                     let pin = ModuleRef::try_get(this.module).ok_or(ENODEV)?;
                     this.data.perf_register()?;
-                    // SAFETY: the call is registered, and perf has it open
-                    // until `TRACE_REG_PERF_UNREGISTER` returns, where it is
+                    // SAFETY: the call is registered (or a local event lent
+                    // to perf), and perf has it open until
+                    // `TRACE_REG_PERF_UNREGISTER` returns, where it is
                     // cleared below.
                     targets.perf.set(unsafe { PerfCall::from_raw(call) });
                     pin.keep();

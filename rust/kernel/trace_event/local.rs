@@ -14,6 +14,7 @@
 //! C header: [`include/linux/trace_events.h`](srctree/include/linux/trace_events.h)
 
 use super::{Event, Registration};
+use crate::ffi::{c_char, c_ulong, c_void};
 use crate::{
     bindings,
     error::{to_result, Result},
@@ -24,17 +25,18 @@ use crate::{
     ThisModule,
 };
 use core::{
-    ffi::{c_char, c_ulong, c_void},
     marker::PhantomPinned,
+    ptr,
     sync::atomic::{AtomicUsize, Ordering},
 };
 
 /// What makes the local events of perf's kprobe PMU.
 pub trait LocalKprobes: Sync + 'static {
-    /// The events it makes.
-    type Event: Event;
+    /// The events it makes (dropped where perf lets go of them: `Send`).
+    type Event: Event + Send;
 
-    /// Makes a local event ([`Registration::new_local`]) with a kprobe at
+    /// Makes a local event ([`Registration::new_local`], owned by the
+    /// provider's module; any other is refused with `EINVAL`) with a kprobe at
     /// `place`, a kretprobe (with the kprobe core's default number of
     /// instances) if `is_return`, registered and disarmed: perf arms it
     /// through the event's `reg`. `Place::Symbol` may be `MOD:SYM`.
@@ -81,8 +83,10 @@ unsafe impl<P: LocalKprobes + Send> Send for KprobeProvider<P> {}
 
 impl<P: LocalKprobes> KprobeProvider<P> {
     /// Registers `provider` for perf's kprobe PMU, owned by `module`.
-    /// Register it last in a module's init: the tracing core may ask it for
-    /// an event as soon as it is registered.
+    /// Register it as the last step of a module's init that can fail: the
+    /// tracing core may lend an event of it to perf as soon as it is
+    /// registered, and a module whose init fails is freed without waiting
+    /// for its references.
     ///
     /// # Errors
     ///
@@ -163,15 +167,24 @@ impl<P: LocalKprobes> KprobeProvider<P> {
             Ok(reg) => reg,
             Err(e) => return e.to_ptr(),
         };
-        let call = reg.call().get();
+        // Only a local event of the provider's module: a listed one has a
+        // reference count perf would drop one of, and C pins `owner` only.
+        // SAFETY: `raw` is initialised (the caller's guarantee).
+        let owner = unsafe { (*raw).owner };
+        if !reg.local || reg.module.as_ptr() != owner {
+            return EINVAL.to_ptr();
+        }
+        this.live.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the registration stays pinned where it is: it is given
+        // back only to `destroy_local`, which pins it again to drop it.
+        let p = KBox::into_raw(unsafe { Pin::into_inner_unchecked(reg) });
+        // SAFETY: `p` is the registration, alive until `destroy_local`; the
+        // pointer to its call is derived from the whole allocation's.
+        let call = unsafe { Opaque::raw_get(ptr::addr_of!((*p).call)) };
         // SAFETY: the event is not yet seen by C; its class is initialised
         // and pinned with it. The core destroys the event through this
         // provider (`perf_kprobe_destroy()` reads the class's provider).
         unsafe { (*(*call).class).kprobe_provider = raw };
-        this.live.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the registration stays pinned where it is: it is given
-        // back only to `destroy_local`, which pins it again to drop it.
-        let _ = KBox::into_raw(unsafe { Pin::into_inner_unchecked(reg) });
         call
     }
 
@@ -209,12 +222,10 @@ impl<P: LocalKprobes> PinnedDrop for KprobeProvider<P> {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: `raw` is registered (type invariant), unregistered once.
         unsafe { kernel_provider_unregister(self.raw.get()) };
-        // Each local event pins the module, so a module's exit finds none.
-        // A module whose init fails after registering may still have lent
-        // one: its callbacks must outlive it.
-        while self.live.load(Ordering::Acquire) != 0 {
-            // SAFETY: no preconditions; a drop in process context may sleep.
-            unsafe { bindings::msleep(10) };
+        // Each local event pins the module, so a module's exit finds none;
+        // the provider is registered last in init (see `new`).
+        if self.live.load(Ordering::Acquire) != 0 {
+            crate::pr_err!("trace_event: a kprobe provider dropped with events lent to perf\n");
         }
     }
 }

@@ -22,7 +22,8 @@ use core::{
 ///
 /// # Invariants
 ///
-/// Wraps the `trace_event_call` of a registered event between its
+/// Wraps the `trace_event_call` of a registered event (or of a local one,
+/// lent to perf by a `local::KprobeProvider`) between its
 /// `TRACE_REG_PERF_REGISTER` and `TRACE_REG_PERF_UNREGISTER`.
 #[repr(transparent)]
 pub struct PerfCall(Opaque<bindings::trace_event_call>);
@@ -32,11 +33,12 @@ impl PerfCall {
     ///
     /// # Safety
     ///
-    /// `ptr` must be a registered event that perf has open, for `'a`.
+    /// `ptr` must be a registered (or lent local) event that perf has open,
+    /// for `'a`.
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::trace_event_call) -> &'a Self {
-        // INVARIANT: the caller guarantees that `ptr` is a registered event
-        // that perf has open for `'a`, as long as the reference can be used.
+        // INVARIANT: the caller guarantees that `ptr` is a registered (or
+        // lent local) event that perf has open for `'a`, as long as the reference can be used.
         // SAFETY: `repr(transparent)`; validity by the caller.
         unsafe { &*ptr.cast::<Self>() }
     }
