@@ -16,8 +16,7 @@
 //! the event is in use the module cannot be unloaded, and
 //! [`Registration::remove`] answers `EBUSY`. A kprobe event ([`Kind::Kprobe`])
 //! is `TRACE_EVENT_FL_KPROBE`, which lets perf attach BPF kprobe programs to
-//! it; a patch of the series keeps `trace_kprobe_primary_from_call()` from
-//! taking it for a C `trace_kprobe`. If its data says where it probes
+//! it. If its data says where it probes
 //! ([`Event::describe_kprobe`]), its class points perf and BPF to it (a
 //! `struct kprobe_event_provider`): `bpf_override_return()`,
 //! `BPF_TASK_FD_QUERY` and a BPF perf link's info ask there. Dropping an event that is still in use
