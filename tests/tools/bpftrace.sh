@@ -24,9 +24,8 @@ echo "status $?"
 # probe is at the entry of a function on the error injection list. dash
 # (/bin/sh) calls getppid() once, for $PPID.
 echo "--- bpftrace --unsafe override(): getppid() answers 4242"
-printf '#!/bin/sh\necho PPID=$PPID\n' > ppid.sh
-chmod +x ppid.sh
-bpftrace --unsafe -c /tmp/ppid.sh -e '
+printf 'echo PPID=$PPID\n' > ppid.sh
+bpftrace --unsafe -c '/bin/sh /tmp/ppid.sh' -e '
 kprobe:__x64_sys_getppid /pid == cpid/ { override(4242); }' > bo.txt 2>&1
 echo "status $?"
 grep . bo.txt
