@@ -846,9 +846,9 @@ impl<T: Event> Registration<T> {
             };
             let value = bindings::kprobe_event_desc {
                 symbol,
-                offset: d.offset as _,
+                offset: d.offset as crate::ffi::c_ulong,
                 addr: d.addr as *mut c_void,
-                missed: d.missed as _,
+                missed: d.missed as crate::ffi::c_ulong,
                 is_return: d.is_return,
             };
             // SAFETY: `desc` is valid for writes (the caller's guarantee).
