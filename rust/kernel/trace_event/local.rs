@@ -179,8 +179,11 @@ impl<P: LocalKprobes> KprobeProvider<P> {
         // back only to `destroy_local`, which pins it again to drop it.
         let p = KBox::into_raw(unsafe { Pin::into_inner_unchecked(reg) });
         // SAFETY: `p` is the registration, alive until `destroy_local`; the
-        // pointer to its call is derived from the whole allocation's.
-        let call = unsafe { Opaque::raw_get(ptr::addr_of!((*p).call)) };
+        // pointer to its call is derived from the whole allocation's (an
+        // `Opaque<T>` has the layout of its `T`).
+        let call = unsafe { ptr::addr_of!((*p).call) }
+            .cast::<bindings::trace_event_call>()
+            .cast_mut();
         // SAFETY: the event is not yet seen by C; its class is initialised
         // and pinned with it. The core destroys the event through this
         // provider (`perf_kprobe_destroy()` reads the class's provider).
