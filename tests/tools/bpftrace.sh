@@ -9,6 +9,7 @@ N=20
 reset
 # First through perf's kprobe PMU, as bpftrace does by default (C's, or
 # the module's on a kernel without C's kprobe events).
+show_kprobe_pmu
 echo "--- kprobe PMU: $(cat /sys/bus/event_source/devices/kprobe/format/retprobe 2>&1)"
 echo "--- bpftrace through the kprobe PMU: $N rounds"
 bpftrace -c "$TRIG $N $D" -e '

@@ -62,3 +62,8 @@ hide_kprobe_pmu() {
 	[ ! -e /sys/bus/event_source/devices/kprobe ] ||
 		mount -t tmpfs none /sys/bus/event_source/devices/kprobe
 }
+# Undo hide_kprobe_pmu (an earlier test of the same boot may have hidden it).
+show_kprobe_pmu() {
+	! mountpoint -q /sys/bus/event_source/devices/kprobe ||
+		umount /sys/bus/event_source/devices/kprobe
+}
