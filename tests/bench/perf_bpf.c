@@ -134,6 +134,23 @@ static int load(struct bpf_insn *insns, int n)
 	return pr;
 }
 
+/*
+ * Loads the program p (n instructions) and attaches it to perf event pfd:
+ * 0, or -1 after printing why not (and the verifier's log).
+ */
+static int attach(int pfd, struct bpf_insn *p, int n)
+{
+	int pr = load(p, n);
+
+	if (pr < 0)
+		return -1;
+	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, pr)) {
+		printf("PERF_EVENT_IOC_SET_BPF: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* perf_bpf override ID RC */
 static int override(const char *id, int rc)
 {
@@ -144,19 +161,15 @@ static int override(const char *id, int rc)
 		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
 	long before = syscall(SYS_getppid), after;
-	int pfd = open_event(id), pr;
+	int pfd = open_event(id);
 
 	if (pfd < 0) {
 		printf("perf_event_open: %s\n", strerror(errno));
 		return 1;
 	}
-	pr = load(p, sizeof(p) / sizeof(p[0]));
-	if (pr < 0)
-		return 1;
-	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, pr)) {
-		printf("PERF_EVENT_IOC_SET_BPF: %s\n", strerror(errno));
+	/* A refused program is an answer: the test reads the error. */
+	if (attach(pfd, p, sizeof(p) / sizeof(p[0])))
 		return 0;
-	}
 	if (ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
 		perror("PERF_EVENT_IOC_ENABLE");
 		return 1;
@@ -193,13 +206,8 @@ static int info(const char *id)
 		printf("perf_event_open: %s\n", strerror(errno));
 		return 1;
 	}
-	pr = load(p, sizeof(p) / sizeof(p[0]));
-	if (pr < 0)
+	if (attach(pfd, p, sizeof(p) / sizeof(p[0])))
 		return 1;
-	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, pr)) {
-		printf("PERF_EVENT_IOC_SET_BPF: %s\n", strerror(errno));
-		return 1;
-	}
 	memset(&a, 0, sizeof(a));
 	a.task_fd_query.pid = getpid();
 	a.task_fd_query.fd = pfd;
