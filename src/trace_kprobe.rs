@@ -248,8 +248,6 @@ impl TraceKprobe {
             TraceKprobe::Kretprobe(r) if !r.gone() => r.address(),
             _ => 0,
         };
-        let (reentered, no_instance) = self.nmissed();
-        let missed = reentered + no_instance + self.counts()[count::NESTED];
         trace_event::KprobeDesc {
             symbol: s.symbol.clone(),
             offset: match s.spec.place {
@@ -257,9 +255,15 @@ impl TraceKprobe {
                 SpecPlace::Addr(_) => 0,
             },
             addr,
-            missed: missed as usize,
+            missed: self.missed() as usize,
             is_return: s.spec.is_return,
         }
+    }
+
+    /// `kprobe_profile`'s misses: the kprobe core's and the nested hits.
+    fn missed(&self) -> u64 {
+        let (reentered, no_instance) = self.nmissed();
+        reentered + no_instance + self.counts()[count::NESTED]
     }
 
     /// Its handler's counts (a probe never registered has none).
@@ -969,15 +973,13 @@ impl Probes {
             let s = p.shared();
             let name = s.event.name();
             let pad = 44usize.saturating_sub(name.len());
-            let c = p.counts();
-            let (reentered, no_instance) = p.nmissed();
             writeln!(
                 w,
                 "  {}{:pad$} {:>15} {:>15}",
                 Bytes(name),
                 "",
-                c[count::HITS],
-                reentered + no_instance + c[count::NESTED]
+                p.counts()[count::HITS],
+                p.missed()
             )
             .map_err(|_| ENOMEM)?;
         }

@@ -143,6 +143,23 @@ static int load(struct bpf_insn *insns, int n)
 	return pr;
 }
 
+/*
+ * Loads the program p (n instructions) and attaches it to perf event pfd:
+ * 0, or -1 after printing why not (and the verifier's log).
+ */
+static int attach(int pfd, struct bpf_insn *p, int n)
+{
+	int pr = load(p, n);
+
+	if (pr < 0)
+		return -1;
+	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, pr)) {
+		printf("PERF_EVENT_IOC_SET_BPF: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* perf_bpf override ID RC */
 static int override(const char *id, int rc)
 {
@@ -153,19 +170,15 @@ static int override(const char *id, int rc)
 		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
 	long before = syscall(SYS_getppid), after;
-	int pfd = open_event(id), pr;
+	int pfd = open_event(id);
 
 	if (pfd < 0) {
 		printf("perf_event_open: %s\n", strerror(errno));
 		return 1;
 	}
-	pr = load(p, sizeof(p) / sizeof(p[0]));
-	if (pr < 0)
-		return 1;
-	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, pr)) {
-		printf("PERF_EVENT_IOC_SET_BPF: %s\n", strerror(errno));
+	/* A refused program is an answer: the test reads the error. */
+	if (attach(pfd, p, sizeof(p) / sizeof(p[0])))
 		return 0;
-	}
 	if (ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
 		perror("PERF_EVENT_IOC_ENABLE");
 		return 1;
@@ -221,13 +234,8 @@ static int info(const char *id)
 		printf("perf_event_open: %s\n", strerror(errno));
 		return 1;
 	}
-	pr = load(p, sizeof(p) / sizeof(p[0]));
-	if (pr < 0)
+	if (attach(pfd, p, sizeof(p) / sizeof(p[0])))
 		return 1;
-	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, pr)) {
-		printf("PERF_EVENT_IOC_SET_BPF: %s\n", strerror(errno));
-		return 1;
-	}
 	query(pfd);
 
 	/* One program once an event (bpf_prog_array_copy()): another for the link. */
@@ -270,7 +278,7 @@ static int pmu(const char *func, long n, int retprobe)
 	};
 	struct perf_event_attr pa;
 	uint64_t count = 0;
-	int type, pfd, pr, nul;
+	int type, pfd, nul;
 	FILE *f = fopen("/sys/bus/event_source/devices/kprobe/type", "r");
 
 	if (!f || fscanf(f, "%d", &type) != 1) {
@@ -290,13 +298,8 @@ static int pmu(const char *func, long n, int retprobe)
 		printf("pmu: perf_event_open: %s\n", strerror(errno));
 		return 0;
 	}
-	pr = load(p, sizeof(p) / sizeof(p[0]));
-	if (pr < 0)
+	if (attach(pfd, p, sizeof(p) / sizeof(p[0])))
 		return 1;
-	if (ioctl(pfd, PERF_EVENT_IOC_SET_BPF, pr)) {
-		printf("PERF_EVENT_IOC_SET_BPF: %s\n", strerror(errno));
-		return 1;
-	}
 	query(pfd);
 	nul = open("/dev/null", O_RDONLY);
 	if (nul < 0 || ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
