@@ -55,9 +55,10 @@ renames() {
 export BCC_KERNEL_SOURCE=/tmp/kernel
 # bcc and bpftrace (through libbcc) create their kprobes with the kprobe PMU
 # (perf_event_open type /sys/bus/event_source/devices/kprobe/type) where
-# the kernel has one: the C implementation does, the module does not, and
-# then they write kprobe_events (p:kprobes/p_FUNC_bcc_PID ...) and attach
-# to that event. Hide the PMU so that C takes the path the module takes.
+# the kernel has one (C's kprobe events serve it, or the module on a kernel
+# without them); where it has none, they write kprobe_events
+# (p:kprobes/p_FUNC_bcc_PID ...) and attach to that event. Hide the PMU to
+# test that second path.
 hide_kprobe_pmu() {
 	[ ! -e /sys/bus/event_source/devices/kprobe ] ||
 		mount -t tmpfs none /sys/bus/event_source/devices/kprobe
