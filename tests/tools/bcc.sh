@@ -52,6 +52,8 @@ tools() { # how: what the tools go through
 	echo "--- funccount-bpfcc -p, $1: $N rounds"
 	hold $N
 	start fc.txt Tracing funccount-bpfcc -p $tp -d 15 vfs_open
+	# Through the PMU a probe is a local event, listed nowhere.
+	echo "probes in kprobe_events while attached: $(grep -c . $T/kprobe_events)"
 	release
 	finish fc.txt
 	grep -v '^Tracing' fc.txt
@@ -63,6 +65,7 @@ tools() { # how: what the tools go through
 	hold 2
 	start tr.txt '^PID' interruptible trace-bpfcc -p $tp \
 		"$OPEN \"dfd=%d\", arg1" 'r::do_sys_openat2 "ret=%d", retval'
+	echo "probes in kprobe_events while attached: $(grep -c . $T/kprobe_events)"
 	release
 	i=0
 	while [ "$(wc -l < tr.txt)" -lt 10 ] && [ $i -lt 60 ]; do i=$((i + 1)); sleep 1; done
