@@ -39,7 +39,7 @@ mod targets;
 
 pub use error_log::ErrorLog;
 pub use file::{EventFile, Fate, Reservation};
-pub use lock::{lock_events, EventGuard, EventLock};
+pub use lock::EventLock;
 pub use perf::{PerfCall, PerfRecord, PerfSlot};
 pub use targets::{FileSet, Targets};
 
@@ -810,9 +810,9 @@ impl<T: Event> Registration<T> {
         unsafe { (*self.call.get()).event.type_ as u32 }
     }
 
-    /// Removes the event from every instance, with `event_mutex` held.
-    /// The instances that recorded it are cleared by
-    /// [`EventLock::reset_instances`].
+    /// Removes the event from every instance, with `event_mutex` held
+    /// (in a [`Provider`](dyn_event::Provider)'s `free` or `create`). The
+    /// core clears the instances that recorded it when the removal is done.
     ///
     /// # Errors
     ///
@@ -1066,9 +1066,12 @@ impl<T: Event> PinnedDrop for Registration<T> {
         }
         // INVARIANT: once this returns, `call` is no longer registered.
         // `removed` is not set: nothing reads it after the drop.
-        // `event_mutex` is held only inside each try.
+        // `trace_event_dyn_remove()` takes `event_mutex` for each try, and
+        // clears the buffers that may hold the event's records.
         let mut warned = false;
-        while remove_event_call(&lock_events(), this.call.get()).is_err() {
+        // SAFETY: `call` is added (not `removed`), and stays valid until
+        // this returns.
+        while unsafe { bindings::trace_event_dyn_remove(this.call.get()) } != 0 {
             if !warned {
                 crate::pr_warn!("trace_event: waiting for the users of a busy event to let go\n");
                 warned = true;
@@ -1078,7 +1081,7 @@ impl<T: Event> PinnedDrop for Registration<T> {
             // (`trace_event_put_ref()` decrements `refcnt` and calls nothing
             // the provider sees; only enabling and perf go through `reg`).
             // SAFETY: no preconditions; a drop in process context without
-            // spinlocks held may sleep (`lock_events()` just slept).
+            // spinlocks held may sleep (the try just took a mutex).
             unsafe { bindings::msleep(10) };
         }
     }

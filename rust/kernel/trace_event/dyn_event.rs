@@ -13,7 +13,14 @@
 //! the removal is done (a kernel patch adds the callback), so that it can do
 //! once what every freed entry needs, such as waiting for an RCU grace
 //! period. Dropping the [`Type`] unregisters it (a kernel patch adds
-//! `dyn_event_unregister()`) and unlinks any entry left.
+//! `dyn_event_unregister()`) and removes any entry left.
+//!
+//! The core holds `event_mutex` around every callback, [`Provider::create`]
+//! included (a kernel patch adds the type's `create_locked`): a provider
+//! adds and removes its events and entries there, with the [`EventLock`]
+//! proof the callback gives it, and never takes the lock itself. Outside a
+//! callback, [`Type::create`], [`Type::release`] and [`Type::release_all`]
+//! do what a line written to `dynamic_events` does, for this type only.
 //!
 //! Types are offered a line in the order they registered. [`Type::new_first`]
 //! registers ahead of the others (`dyn_event_register_first()`, a kernel
@@ -28,13 +35,12 @@ use crate::{
     prelude::*,
     seq_file::SeqFile,
     str::CStr,
-    trace_event::{lock_events, EventLock},
+    sync::Arc,
+    trace_event::EventLock,
     types::Opaque,
 };
 use core::{
-    any::TypeId,
-    cell::UnsafeCell,
-    ffi::{c_int, c_void},
+    ffi::c_int,
     marker::PhantomPinned,
     ptr,
     sync::atomic::{AtomicBool, Ordering},
@@ -51,18 +57,18 @@ type RawCall = bindings::trace_event_call;
 
 use bindings::{dyn_event_register, dyn_event_register_first, dyn_event_unregister};
 
-/// A kind of dynamic event. Except for [`Provider::create`], the core
-/// calls these with `event_mutex` held.
+/// A kind of dynamic event. The core calls these with `event_mutex` held.
 pub trait Provider: Send + Sync + 'static {
     /// What each [`Entry`] of this type carries.
     type Entry: Send + Sync;
 
-    /// Creates what `command` (one line written to `dynamic_events`)
-    /// defines, adding its entries to `ty`. [`ECANCELED`] if the line is
-    /// not for this type (the core offers it to the next type).
+    /// Creates what `command` (one line written to `dynamic_events`, or
+    /// given to [`Type::create`]) defines, adding its entries to `ty`.
+    /// [`ECANCELED`] if the line is not for this type (the core offers it
+    /// to the next type).
     ///
     /// [`ECANCELED`]: crate::error::code::ECANCELED
-    fn create(ty: &Type<Self>, command: &CStr) -> Result
+    fn create(ty: &Type<Self>, lock: &EventLock, command: &CStr) -> Result
     where
         Self: Sized;
 
@@ -72,7 +78,8 @@ pub trait Provider: Send + Sync + 'static {
     /// Whether `entry` cannot be removed now.
     fn is_busy(&self, lock: &EventLock, entry: &Self::Entry) -> bool;
 
-    /// Removes `entry`: it unlinks it ([`Entry::remove`]) unless it fails.
+    /// Removes `entry`; on success the caller takes it out of
+    /// `dynamic_events` and lets go of the list's reference to it.
     fn free(&self, lock: &EventLock, entry: &Self::Entry) -> Result;
 
     /// A removal (a `-:` line or a truncation of `dynamic_events`) gave
@@ -113,43 +120,37 @@ impl<'a> Iterator for Args<'a> {
     }
 }
 
-/// The Rust types registered, for [`Type`]'s `create` callback, which the
-/// core calls with the command only. Guarded by `event_mutex`. (Not by
-/// the core's lock of its list of types, which is its own: it is held
-/// around `create`, which takes `event_mutex` after it, as C's types' do.)
-struct Registry(UnsafeCell<[Option<(TypeId, *const c_void)>; 4]>);
-
-// SAFETY: only accessed with `event_mutex` held.
-unsafe impl Sync for Registry {}
-
-static REGISTRY: Registry = Registry(UnsafeCell::new([None; 4]));
-
 /// A registered dynamic event type.
 ///
 /// # Examples
 ///
 /// ```
-/// use kernel::str::CStr;
-/// use kernel::trace_event::dyn_event::{Args, Entry, Provider, Type};
-/// use kernel::trace_event::{lock_events, EventLock};
+/// use core::sync::atomic::{AtomicU32, Ordering};
 /// use kernel::seq_file::SeqFile;
+/// use kernel::str::CStr;
+/// use kernel::trace_event::dyn_event::{Args, Provider, Type};
+/// use kernel::trace_event::EventLock;
 ///
-/// struct Ty;
+/// struct Ty(AtomicU32);
 ///
 /// impl Provider for Ty {
 ///     type Entry = u32;
-///     fn create(_ty: &Type<Self>, command: &CStr) -> Result {
-///         if command.to_bytes().starts_with(b"doctest:") { Ok(()) } else { Err(ECANCELED) }
+///     fn create(ty: &Type<Self>, _: &EventLock, command: &CStr) -> Result {
+///         if !command.to_bytes().starts_with(b"doctest:") {
+///             return Err(ECANCELED);
+///         }
+///         ty.data().0.fetch_add(1, Ordering::Relaxed);
+///         Ok(())
 ///     }
 ///     fn show(&self, _: &EventLock, _e: &u32, m: &SeqFile) -> Result {
 ///         m.put(b"doctest\n");
 ///         Ok(())
 ///     }
-///     fn is_busy(&self, _: &EventLock, e: &u32) -> bool {
-///         *e == 1
+///     fn is_busy(&self, _: &EventLock, _e: &u32) -> bool {
+///         false
 ///     }
 ///     fn free(&self, _: &EventLock, _e: &u32) -> Result {
-///         Err(EBUSY)
+///         Ok(())
 ///     }
 ///     fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &u32) -> bool {
 ///         false
@@ -157,38 +158,23 @@ static REGISTRY: Registry = Registry(UnsafeCell::new([None; 4]));
 /// }
 ///
 /// use core::convert::Infallible;
-/// let ty = KBox::pin_init(Type::new::<Infallible>(Ty), GFP_KERNEL)?;
-/// // One type per Rust type.
-/// assert_eq!(KBox::pin_init(Type::new::<Infallible>(Ty), GFP_KERNEL).err(), Some(EBUSY));
-/// // The event an entry is listed for: a blank one here, which
-/// // `dyn_event_add()` only marks dynamic.
-/// use kernel::{bindings, types::Opaque};
-/// // SAFETY: all zeroes is a valid `struct trace_event_call`.
-/// let call = Opaque::new(unsafe { core::mem::zeroed::<bindings::trace_event_call>() });
-/// let e = KBox::pin_init(Entry::new(7u32), GFP_KERNEL)?;
-/// assert!(!e.is_linked());
-/// e.add(&lock_events(), &ty, &call);
-/// assert!(e.is_linked());
-/// assert_eq!(*e.data(), 7);
-/// // SAFETY: `call` is valid; nothing else writes it.
-/// let flags = unsafe { (*call.get()).flags } as u32;
-/// assert_ne!(flags & bindings::TRACE_EVENT_FL_DYNAMIC, 0);
-/// e.remove(&lock_events());
-/// assert!(!e.is_linked());
-/// // Dropping the type unlinks what is left.
-/// e.add(&lock_events(), &ty, &call);
-/// let f = KBox::pin_init(Entry::new(8u32), GFP_KERNEL)?;
-/// f.add(&lock_events(), &ty, &call);
-/// drop(ty);
-/// assert!(!e.is_linked() && !f.is_linked());
+/// let ty = KBox::pin_init(Type::new::<Infallible>(Ty(AtomicU32::new(0))), GFP_KERNEL)?;
+/// // A line for this type reaches its `create`, with `event_mutex` held.
+/// ty.create(c"doctest: one")?;
+/// assert_eq!(ty.data().0.load(Ordering::Relaxed), 1);
+/// assert_eq!(ty.create(c"p:other vfs_read"), Err(ECANCELED));
+/// // No entry matches: nothing to remove.
+/// assert_eq!(ty.release(c"-:doctest/one"), Err(ENOENT));
+/// ty.release_all()?;
 /// # Ok::<(), Error>(())
 /// ```
 ///
 /// # Invariants
 ///
-/// `ops` is in `dyn_event_ops_list` and the registry until drop; every
-/// `dyn_event` in `dyn_event_list` whose `ops` is `ops` is the `raw` field
-/// of a live `Entry<P::Entry>`.
+/// `ops` is in `dyn_event_ops_list` until drop; every `dyn_event` in
+/// `dyn_event_list` whose `ops` is `ops` is the `raw` field of an
+/// `Entry<P::Entry>` in an [`Arc`] of which the list holds a reference
+/// ([`Entry::add`]).
 #[pin_data(PinnedDrop)]
 pub struct Type<P: Provider> {
     #[pin]
@@ -209,8 +195,7 @@ impl<P: Provider> Type<P> {
     ///
     /// # Errors
     ///
-    /// `EBUSY` if a `Type<P>` is registered already, or four other Rust
-    /// types are; `data`'s errors.
+    /// `data`'s errors.
     pub fn new<E>(data: impl PinInit<P, E>) -> impl PinInit<Self, Error>
     where
         Error: From<E>,
@@ -242,7 +227,7 @@ impl<P: Provider> Type<P> {
     {
         // Fields are initialised in the order written: `ops`, registered,
         // comes last, and an error there drops `data`.
-        try_pin_init!(&this in Self {
+        try_pin_init!(Self {
             data <- data,
             _pin: PhantomPinned,
             ops <- Opaque::try_ffi_init(|ops: *mut Operations| {
@@ -251,7 +236,8 @@ impl<P: Provider> Type<P> {
                         next: ptr::null_mut(),
                         prev: ptr::null_mut(),
                     },
-                    create: Some(Self::create),
+                    create: None,
+                    create_locked: Some(Self::create),
                     show: Some(Self::show),
                     is_busy: Some(Self::is_busy),
                     free: Some(Self::free),
@@ -261,11 +247,17 @@ impl<P: Provider> Type<P> {
                 // SAFETY: `ops` points to the field's memory, valid for
                 // writes.
                 unsafe { ops.write(table) };
-                // INVARIANT: on success `ops` is in the core's list and the
-                // registry, with `data` initialised; no entry has `ops` yet.
-                // SAFETY: `ops` is initialised (above) and pinned with
-                // `this`, whose `data` is initialised and pinned too.
-                unsafe { register(TypeId::of::<P>(), this.as_ptr().cast(), ops, first) }
+                // INVARIANT: on success `ops` is in the core's list, with
+                // `data` initialised; no entry has `ops` yet.
+                // SAFETY: `ops` is initialised (above) and pinned with the
+                // `Type`, whose `data` is initialised and pinned too.
+                crate::error::to_result(unsafe {
+                    if first {
+                        dyn_event_register_first(ops)
+                    } else {
+                        dyn_event_register(ops)
+                    }
+                })
             }),
         }? Error)
     }
@@ -274,6 +266,38 @@ impl<P: Provider> Type<P> {
     /// reach.
     pub fn data(&self) -> &P {
         &self.data
+    }
+
+    /// Runs `command` as a definition of this type (`dyn_event_create()`):
+    /// [`Provider::create`], with `event_mutex` held. May sleep.
+    #[inline]
+    pub fn create(&self, command: &CStr) -> Result {
+        // SAFETY: `ops` is registered (type invariant); the line is
+        // NUL-terminated.
+        crate::error::to_result(unsafe {
+            bindings::dyn_event_create(command.as_char_ptr(), self.ops.get())
+        })
+    }
+
+    /// Runs a removal command, `-:[GRP/]EVENT [ARGS]`, on this type's
+    /// entries (`dyn_event_release()`): each that [`Provider::matches`]
+    /// is freed, in order, up to the first that fails. `ENOENT` if none
+    /// matches. May sleep.
+    #[inline]
+    pub fn release(&self, command: &CStr) -> Result {
+        // SAFETY: as in `create`.
+        crate::error::to_result(unsafe {
+            bindings::dyn_event_release(command.as_char_ptr(), self.ops.get())
+        })
+    }
+
+    /// Removes every entry of this type, or none if one is busy
+    /// (`dyn_events_release_all()`, as a truncation of `dynamic_events`).
+    /// May sleep.
+    #[inline]
+    pub fn release_all(&self) -> Result {
+        // SAFETY: `ops` is registered (type invariant).
+        crate::error::to_result(unsafe { bindings::dyn_events_release_all(self.ops.get()) })
     }
 
     /// The `Type<P>` that `ev` belongs to, and the data of the `Entry` whose `raw` is `ev`.
@@ -291,24 +315,22 @@ impl<P: Provider> Type<P> {
         }
     }
 
-    /// The type's `create`: offers a `dynamic_events` line to [`Provider::create`].
+    /// The type's `create_locked`: offers a line to [`Provider::create`].
     ///
     /// # Safety
     ///
-    /// Called by the core with its lock of its types held and a
-    /// NUL-terminated line.
-    unsafe extern "C" fn create(raw: *const u8) -> c_int {
-        let Some(this) = find(&lock_events(), TypeId::of::<P>()) else {
-            return ECANCELED.to_errno();
-        };
-        // SAFETY: registered by `Type<P>::new`, alive until it is
-        // unregistered: `dyn_event_unregister()` takes the core's lock of
-        // its types, which the caller holds, so it returns only after this
-        // call (and no call comes after it).
-        let this = unsafe { &*this.cast::<Self>() };
-        // SAFETY: the core passes a NUL-terminated line.
-        let cmd = unsafe { CStr::from_char_ptr(raw) };
-        from_result(|| P::create(this, cmd).map(|()| 0))
+    /// Called by the core with its lock of its types and `event_mutex`
+    /// held, our `ops` and a NUL-terminated line.
+    unsafe extern "C" fn create(ops: *mut Operations, raw: *const u8) -> c_int {
+        // SAFETY: `ops` is the `ops` field of a `Type<P>`, registered and so
+        // alive: `dyn_event_unregister()` takes the core's lock of its
+        // types, which the caller holds, so it returns only after this call
+        // (and no call comes after it).
+        let this = unsafe { &*crate::container_of!(ops.cast::<Opaque<Operations>>(), Self, ops) };
+        // SAFETY: the core passes a NUL-terminated line; `event_mutex` is
+        // held.
+        let (cmd, lock) = unsafe { (CStr::from_char_ptr(raw), EventLock::assume_held()) };
+        from_result(|| P::create(this, lock, cmd).map(|()| 0))
     }
 
     /// The type's `show`: writes an entry's line with [`Provider::show`].
@@ -349,7 +371,13 @@ impl<P: Provider> Type<P> {
         let (this, e) = unsafe { Self::parts(ev) };
         // SAFETY: `event_mutex` is held.
         let lock = unsafe { EventLock::assume_held() };
-        from_result(|| this.data.free(lock, e).map(|()| 0))
+        if let Err(err) = this.data.free(lock, e) {
+            return err.to_errno();
+        }
+        // SAFETY: `ev` is the `raw` of a linked `Entry<P::Entry>` (type
+        // invariant), which is not used after this; `event_mutex` is held.
+        unsafe { Entry::<P::Entry>::unlink_raw(lock, ev) };
+        0
     }
 
     /// The type's `released`: tells [`Provider::released`] that a removal
@@ -406,22 +434,22 @@ impl<P: Provider> Type<P> {
 impl<P: Provider> PinnedDrop for Type<P> {
     fn drop(self: Pin<&mut Self>) {
         let ops = self.ops.get();
-        // INVARIANT: `ops` leaves the core's list and the registry only
-        // here, in the drop; the entries still linked with it are unlinked
-        // below, before `ops` goes away.
-        // No `create` runs once this returns.
-        unregister(TypeId::of::<P>(), ops);
-        // Unlink the entries left, so that nothing reaches `ops`.
-        let lock = lock_events();
-        // SAFETY: `event_mutex` is held (`lock`).
-        while let Some(ev) = ptr::NonNull::new(unsafe { bindings::dyn_event_first_of(ops) }) {
-            // SAFETY: entries with our `ops` are live `Entry<P::Entry>`s
-            // (type invariant).
-            let entry = unsafe {
-                &*crate::container_of!(ev.as_ptr().cast::<Opaque<RawEvent>>(), Entry<P::Entry>, raw)
-            };
-            // Linked, so this takes it out: the loop ends.
-            entry.unlink(&lock);
+        // No `create` runs once this returns, so no entry is added after.
+        // SAFETY: `ops` was registered by `new_at` (type invariant).
+        unsafe { dyn_event_unregister(ops) };
+        // INVARIANT: the entries still listed with `ops` are removed before
+        // `ops` goes away. A busy entry holds its event, which holds the
+        // module that owns this type: a module's exit finds none. Anywhere
+        // else, wait until its users let go rather than leave `ops` behind.
+        let mut warned = false;
+        while self.release_all().is_err() {
+            if !warned {
+                crate::pr_warn!("dyn_event: waiting for the busy entries of a type to go\n");
+                warned = true;
+            }
+            // SAFETY: no preconditions; a drop in process context may sleep
+            // (`release_all()` just took a mutex).
+            unsafe { bindings::msleep(10) };
         }
     }
 }
@@ -453,86 +481,15 @@ unsafe fn unlink(raw: *mut RawEvent) {
     unsafe { bindings::dyn_event_remove(raw) };
 }
 
-/// Puts `ty` in the registry and `ops` in the core's list.
-///
-/// # Safety
-///
-/// `ops` is an initialised `Operations` of the `Type` at `ty`, pinned until
-/// [`unregister`] takes it out.
-#[inline]
-unsafe fn register(id: TypeId, ty: *const c_void, ops: *mut Operations, first: bool) -> Result {
-    // (`event_mutex` is let go before the core's lock of its types is
-    // taken: `create` takes them the other way round.)
-    let guard = lock_events();
-    // SAFETY: `event_mutex` is held (`guard`), and no other reference to
-    // the slots lives.
-    let slots = unsafe { &mut *REGISTRY.0.get() };
-    let r = if slots.iter().flatten().any(|(t, _)| *t == id) {
-        Err(EBUSY)
-    } else if let Some(s) = slots.iter_mut().find(|s| s.is_none()) {
-        *s = Some((id, ty));
-        Ok(())
-    } else {
-        Err(EBUSY)
-    };
-    drop(guard);
-    r?;
-    // SAFETY: `ops` is initialised and pinned (the caller's guarantee); the
-    // function takes the mutex.
-    let r = crate::error::to_result(unsafe {
-        if first {
-            dyn_event_register_first(ops)
-        } else {
-            dyn_event_register(ops)
-        }
-    });
-    if r.is_err() {
-        unregister_id(id);
-    }
-    r
-}
-
-/// Takes `ops` out of the core's list and the type out of the registry.
-#[inline]
-fn unregister(id: TypeId, ops: *mut Operations) {
-    // SAFETY: `ops` was registered by `register`.
-    unsafe { dyn_event_unregister(ops) };
-    unregister_id(id);
-}
-
-#[inline]
-fn unregister_id(id: TypeId) {
-    let _guard = lock_events();
-    // SAFETY: `event_mutex` is held (`_guard`), and no other reference to
-    // the slots lives.
-    let slots = unsafe { &mut *REGISTRY.0.get() };
-    for s in slots.iter_mut() {
-        if s.is_some_and(|(t, _)| t == id) {
-            *s = None;
-        }
-    }
-}
-
-/// The `Type` registered for the Rust type `id`, as a raw pointer, if there is one.
-fn find(_lock: &EventLock, id: TypeId) -> Option<*const c_void> {
-    // SAFETY: `event_mutex` is held; no mutable reference to the slots
-    // lives (they are changed only under `event_mutex` too).
-    let slots = unsafe { &*REGISTRY.0.get() };
-    slots
-        .iter()
-        .flatten()
-        .find(|(t, _)| *t == id)
-        .map(|(_, p)| *p)
-}
-
 /// One entry of `dynamic_events`, carrying a `T`.
 ///
 /// # Invariants
 ///
 /// `linked` says whether `raw` is in `dyn_event_list` (it changes only
 /// with `event_mutex` held); when it is, `raw.ops` is the `ops` of a live
-/// `Type<P>` with `P::Entry = T`.
-#[pin_data(PinnedDrop)]
+/// `Type<P>` with `P::Entry = T`, and the list holds a reference to the
+/// [`Arc`] the entry is in, given back when it is taken out.
+#[pin_data]
 pub struct Entry<T> {
     #[pin]
     raw: Opaque<RawEvent>,
@@ -567,48 +524,52 @@ impl<T> Entry<T> {
 
     /// Whether the entry is listed in `dynamic_events`.
     pub fn is_linked(&self) -> bool {
-        // Acquire, with the Release stores below: an entry found unlinked
-        // without `event_mutex` (its drop) sees the list writes of whoever
-        // unlinked it (a `Type` dropped on another CPU) done.
         self.linked.load(Ordering::Acquire)
     }
 
     /// Lists the entry last in `dynamic_events`, as one of `ty`'s, for the
     /// event whose `trace_event_call` is `call` (`dyn_event_add()`, which
-    /// marks the event dynamic). Does nothing if it is listed already.
+    /// marks the event dynamic). The list holds a reference to `this` until
+    /// the entry is freed ([`Provider::free`]). Does nothing if it is
+    /// listed already.
     pub fn add<P: Provider<Entry = T>>(
-        &self,
+        this: &Arc<Self>,
         _lock: &EventLock,
         ty: &Type<P>,
         call: &Opaque<RawCall>,
     ) {
-        if self.is_linked() {
+        if this.is_linked() {
             return;
         }
-        let raw = self.raw.get();
+        let raw = this.raw.get();
+        // The list's reference, given back by `unlink_raw`.
+        let _ = Arc::into_raw(this.clone());
         // INVARIANT: `raw` gets `ty`'s `ops` as the `raw` field of this
-        // `Entry<P::Entry>`, which unlinks it before it is freed (`drop`).
-        // SAFETY: `event_mutex` is held (`_lock`); `raw` is pinned (an
-        // `Entry` is only made by pinned initialisation) and unlinked; `ty`
-        // is registered, and unlinks its entries before it goes away.
+        // `Entry<P::Entry>`, whose `Arc` the list now holds a reference to.
+        // SAFETY: `event_mutex` is held (`_lock`); `raw` is pinned (in an
+        // `Arc`) and unlinked; `ty` is registered, and removes its entries
+        // before it goes away.
         unsafe { link(raw, ty.ops.get(), call.get()) };
         // INVARIANT: linked, with `ty`'s `ops`, under `event_mutex`.
-        self.linked.store(true, Ordering::Release);
+        this.linked.store(true, Ordering::Release);
     }
 
-    /// Takes the entry out of `dynamic_events` (`dyn_event_remove()`).
-    pub fn remove(&self, lock: &EventLock) {
-        self.unlink(lock);
-    }
-
-    fn unlink(&self, _lock: &EventLock) {
-        if !self.is_linked() {
-            return;
-        }
-        // SAFETY: `event_mutex` is held; the entry is linked.
-        unsafe { unlink(self.raw.get()) };
-        // INVARIANT: unlinked, under `event_mutex`.
-        self.linked.store(false, Ordering::Release);
+    /// Takes the entry whose `raw` is `ev` out of `dynamic_events` and
+    /// drops the list's reference to it.
+    ///
+    /// # Safety
+    ///
+    /// `ev` is the `raw` of a linked `Entry<T>`, not used by the caller
+    /// after this.
+    unsafe fn unlink_raw(_lock: &EventLock, ev: *mut RawEvent) {
+        // SAFETY: by the caller's guarantee.
+        let entry = unsafe { crate::container_of!(ev.cast::<Opaque<RawEvent>>(), Entry<T>, raw) };
+        // SAFETY: `event_mutex` is held (`_lock`); the entry is linked.
+        unsafe { unlink(ev) };
+        // SAFETY: `entry` is live (the list's reference).
+        unsafe { (*entry).linked.store(false, Ordering::Release) };
+        // SAFETY: the list's reference, from `Arc::into_raw` in `add`.
+        drop(unsafe { Arc::from_raw(entry) });
     }
 }
 
@@ -617,19 +578,5 @@ impl<T> core::ops::Deref for Entry<T> {
 
     fn deref(&self) -> &T {
         &self.data
-    }
-}
-
-#[pinned_drop]
-impl<T> PinnedDrop for Entry<T> {
-    fn drop(self: Pin<&mut Self>) {
-        // Exclusive access: nobody else can link it now. An entry dropped
-        // while listed is unlinked here, which takes `event_mutex`; whoever
-        // drops one while holding it removes it first.
-        if self.is_linked() {
-            // INVARIANT: unlinked before it is freed, so that every entry
-            // in `dyn_event_list` with a `Type`'s `ops` is live.
-            self.unlink(&lock_events());
-        }
     }
 }
