@@ -84,7 +84,8 @@ struct EventsFile(Arc<Type<Probes>>);
 impl tracefs::Operations for EventsFile {
     fn open(&self, truncate: bool) -> Result {
         if truncate {
-            self.0.data().clear()?;
+            // `dyn_events_release_all()`, as C's `probes_open()`.
+            self.0.release_all()?;
         }
         Ok(())
     }
@@ -95,6 +96,7 @@ impl tracefs::Operations for EventsFile {
 
     fn write(&self, data: UserSliceReader) -> Result<usize> {
         let mut chunk = new_chunk()?;
+        self.0.data().write_start();
         let r = run_commands(
             data.len(),
             &mut chunk,
@@ -108,7 +110,7 @@ impl tracefs::Operations for EventsFile {
             || EINVAL,
         );
         // The `-:` lines' kprobes, together (one grace period).
-        self.0.data().bury();
+        self.0.data().write_done();
         r
     }
 }
@@ -230,7 +232,7 @@ impl Drop for RustKprobeEvents {
         // pins the module too, but a `dynamic_events` write may still define
         // a probe until `probes` goes (after the files): dropping it
         // unregisters the type, then drops what is left.
-        if self.probes.data().clear().is_err() {
+        if self.probes.release_all().is_err() {
             pr_warn!("probes still in use at unload\n");
         }
         pr_info!("unloaded\n");

@@ -80,7 +80,7 @@ use registration::{module_exists, register};
 use stored::{Args, Exact, StoredProbe};
 use strings::EventStrings;
 
-use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering};
 
 use kernel::{
     c_str,
@@ -92,7 +92,7 @@ use kernel::{
     trace_event::{
         self,
         dyn_event::{self, Args as DynArgs, Entry, Type},
-        lock_events, EventLock,
+        EventLock,
     },
     types::ScopeGuard,
     ThisModule,
@@ -429,7 +429,8 @@ impl State {
         // there is no room to keep it until then.
         let p = self.probes.remove(i)?;
         ev.detach(&p);
-        p.shared().remove(lock);
+        // The entry leaves `dynamic_events` when `free` returns (the kernel
+        // crate takes it out).
         let _ = self.removed.push(p, GFP_KERNEL);
         self.drop_event_if_empty(lock, &ev)
     }
@@ -461,6 +462,9 @@ pub(crate) struct Probes {
     buffers: Arc<HitBuffers>,
     module: &'static ThisModule,
     group: &'static [u8],
+    /// The `kprobe_events` writes running: their `-:` lines' kprobes are
+    /// unregistered when each has run all its lines ([`Probes::write_done`]).
+    writes: AtomicUsize,
 }
 
 impl Probes {
@@ -483,6 +487,7 @@ impl Probes {
             buffers,
             module,
             group,
+            writes: AtomicUsize::new(0),
         });
         if cfg!(CONFIG_KPROBE_EVENTS) {
             Arc::pin_init(Type::new(probes), GFP_KERNEL)
@@ -515,27 +520,40 @@ impl Probes {
     }
 
     /// Runs one command line of `kprobe_events`
-    /// (`create_or_delete_trace_kprobe()`).
+    /// (`create_or_delete_trace_kprobe()`): as C, through the core, which
+    /// holds `event_mutex` around the definition ([`Probes::define`]) or
+    /// the removal ([`dyn_event::Provider::matches`] and `free`).
     pub(crate) fn command(ty: &Type<Probes>, line: &[u8]) -> Result {
+        // C's line ends at a NUL.
+        let line = line.split(|&c| c == 0).next().unwrap_or_default();
+        let cmd = cstring(line)?;
         if line.first() == Some(&b'-') {
-            return ty.data().remove(line);
+            return ty.release(&cmd);
         }
-        Self::define(ty, line).map_err(|e| if e == ECANCELED { EINVAL } else { e })
+        ty.create(&cmd)
+            .map_err(|e| if e == ECANCELED { EINVAL } else { e })
     }
 
     /// Defines a probe (`trace_kprobe_create()`): `ECANCELED` for a line
-    /// that is not a probe definition.
-    fn define(ty: &Type<Probes>, line: &[u8]) -> Result {
+    /// that is not a probe definition. `event_mutex` is held
+    /// (`register_trace_kprobe()` runs under it; here the parse does too).
+    fn define(ty: &Type<Probes>, lock: &EventLock, line: &[u8]) -> Result {
         let this = ty.data();
         let mut tokens = new_tokens()?;
-        match this.create(ty, line, &mut tokens) {
+        match this.create(ty, lock, line, &mut tokens) {
             Ok(()) => Ok(()),
             Err(Fail::Parse(e)) => Err(this.fail(line, &tokens, e)),
             Err(Fail::Kernel(e)) => Err(e),
         }
     }
 
-    fn create(&self, ty: &Type<Probes>, line: &[u8], tokens: &mut Tokens) -> Result<(), Fail> {
+    fn create(
+        &self,
+        ty: &Type<Probes>,
+        lock: &EventLock,
+        line: &[u8],
+        tokens: &mut Tokens,
+    ) -> Result<(), Fail> {
         // The environment holds the probed function's BTF while the line
         // is parsed.
         let env = KernelEnv::new();
@@ -574,8 +592,6 @@ impl Probes {
             )
             .map_err(Fail::Kernel)?;
 
-        // register_trace_kprobe() runs under event_mutex.
-        let lock = lock_events();
         let mut state = self.state.lock();
         // A probe on an existing event joins it.
         let existing = state.event_of(names.group, names.event);
@@ -642,7 +658,7 @@ impl Probes {
         creating.state.probes.reserve(1, GFP_KERNEL)?;
         // Nothing fails from here on.
         let c = creating.dismiss();
-        shared.add(&lock, ty, c.state.events[event_index].call());
+        Entry::add(&shared, lock, ty, c.state.events[event_index].call());
         // Cannot fail: reserved above.
         let _ = c.state.probes.push(probe, GFP_KERNEL);
         Ok(())
@@ -806,40 +822,6 @@ impl Probes {
         Ok(reg)
     }
 
-    /// `-:[GRP/][EVENT] ...`: removes the matching probes in order, stops
-    /// at the first that cannot go (`dyn_event_release()`). Their kprobes
-    /// are unregistered by [`Probes::bury`] when the write has run all its
-    /// lines.
-    fn remove(&self, line: &[u8]) -> Result {
-        let mut tokens = new_tokens()?;
-        let r = Removal::parse(line, &mut tokens, crate::kernel_env::DIALECT)
-            .map_err(|e| Error::from_errno(-e))?;
-        let lock = lock_events();
-        let mut state = self.state.lock();
-        let mut found = false;
-        let mut i = 0;
-        let mut res = Ok(());
-        while i < state.probes.len() {
-            let p = state.probes[i].shared();
-            if !r.matches(line, &tokens, &p.spec, p.names(), p.hashed()) {
-                i += 1;
-                continue;
-            }
-            found = true;
-            res = state.remove_probe(&lock, i);
-            if res.is_err() {
-                break;
-            }
-        }
-        lock.reset_instances();
-        res?;
-        if found {
-            Ok(())
-        } else {
-            Err(ENOENT)
-        }
-    }
-
     /// The `kprobe_event=` parameter: definitions separated by `;`, with
     /// `,` for spaces, applied in order (a bad one is reported and skipped),
     /// then every event is enabled in the top instance, as
@@ -874,7 +856,6 @@ impl Probes {
         ty.data().bury();
         let mut names = KVec::new();
         {
-            let _lock = lock_events();
             for e in ty.data().state.lock().events.iter() {
                 names.push(
                     (
@@ -901,7 +882,6 @@ impl Probes {
     /// `trace_kprobe_module_callback()` does (a probe registered before is
     /// gone since the module went away).
     pub(crate) fn module_coming(&self, module: &[u8]) {
-        let _lock = lock_events();
         let mut state = self.state.lock();
         for p in state.probes.iter_mut() {
             if p.shared().spec.module() != Some(module) {
@@ -931,35 +911,27 @@ impl Probes {
         }
     }
 
-    /// `echo > kprobe_events`: removes every probe, or none if one is in
-    /// use (`dyn_events_release_all()`).
-    pub(crate) fn clear(&self) -> Result {
-        let lock = lock_events();
-        let mut state = self.state.lock();
-        let mut res = if state.events.iter().any(|e| e.data().shared.in_use()) {
-            Err(EBUSY)
-        } else {
-            Ok(())
-        };
-        while res.is_ok() && !state.probes.is_empty() {
-            res = state.remove_probe(&lock, 0);
-        }
-        state.bury();
-        lock.reset_instances();
-        res
+    /// A `kprobe_events` write starts: the kprobes its `-:` lines remove
+    /// wait for [`Probes::write_done`], to go together (one grace period).
+    pub(crate) fn write_start(&self) {
+        self.writes.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// A `kprobe_events` write has run its lines.
+    pub(crate) fn write_done(&self) {
+        self.writes.fetch_sub(1, Ordering::AcqRel);
+        self.bury();
     }
 
     /// Unregisters the kprobes of the probes removed by the lines of a
     /// write to `kprobe_events` (`-:` lines), together: called when the
     /// write has run its lines.
     pub(crate) fn bury(&self) {
-        let _lock = lock_events();
         self.state.lock().bury();
     }
 
     /// The read-back of `kprobe_events`.
     pub(crate) fn show(&self, w: &mut dyn core::fmt::Write) -> Result {
-        let _lock = lock_events();
         for p in self.state.lock().probes.iter() {
             p.shared().show(w)?;
         }
@@ -968,7 +940,6 @@ impl Probes {
 
     /// `kprobe_profile`: `  %-44s %15lu %15lu` per probe.
     pub(crate) fn profile(&self, w: &mut dyn core::fmt::Write) -> Result {
-        let _lock = lock_events();
         for p in self.state.lock().probes.iter() {
             let s = p.shared();
             let name = s.event.name();
@@ -989,7 +960,6 @@ impl Probes {
     /// `kprobe_misses`: per probe, as in `kprobe_profile`, its hits and
     /// misses, then why hits left no record, by cause.
     pub(crate) fn misses(&self, w: &mut dyn core::fmt::Write) -> Result {
-        let _lock = lock_events();
         // The name padded as `kprobe_profile` pads it (`Bytes` takes no
         // width), then the counts.
         let row = |w: &mut dyn core::fmt::Write, name: &[u8], cells: &[u64]| {
@@ -1032,8 +1002,8 @@ impl Probes {
 impl dyn_event::Provider for Probes {
     type Entry = ProbeShared;
 
-    fn create(ty: &Type<Probes>, command: &CStr) -> Result {
-        Self::define(ty, command.to_bytes())
+    fn create(ty: &Type<Probes>, lock: &EventLock, command: &CStr) -> Result {
+        Self::define(ty, lock, command.to_bytes())
     }
 
     fn show(&self, _lock: &EventLock, entry: &ProbeShared, mut m: &SeqFile) -> Result {
@@ -1063,7 +1033,10 @@ impl dyn_event::Provider for Probes {
     /// of the probes it removed go, with one grace period for all (C: one
     /// a probe).
     fn released(&self, _lock: &EventLock) {
-        self.state.lock().bury();
+        // A `kprobe_events` write buries when it has run all its lines.
+        if self.writes.load(Ordering::Acquire) == 0 {
+            self.state.lock().bury();
+        }
     }
 
     /// `trace_kprobe_match()`.
