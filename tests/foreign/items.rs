@@ -8,7 +8,7 @@ use kernel::seq_file::SeqFile;
 use kernel::str::CStr;
 use kernel::trace_event::dyn_event::{Args, Entry, Provider, Type};
 use kernel::trace_event::{
-    lock_events, EventFile, EventLock, EventNames, Fields, Kind, Registration, Targets, TraceSeq,
+    EventFile, EventLock, EventNames, Fields, Kind, Registration, Targets, TraceSeq,
 };
 
 struct Hello;
@@ -25,7 +25,7 @@ struct Ty;
 
 impl Provider for Ty {
     type Entry = u32;
-    fn create(_ty: &Type<Self>, _command: &CStr) -> Result {
+    fn create(_ty: &Type<Self>, _: &EventLock, _command: &CStr) -> Result {
         Err(ECANCELED)
     }
     fn show(&self, _: &EventLock, _e: &u32, _m: &SeqFile) -> Result {
@@ -40,6 +40,30 @@ impl Provider for Ty {
     fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &u32) -> bool {
         false
     }
+}
+
+// A dynamic event type whose create runs `$body` with the type `$ty` and
+// the lock proof `$lock` (what only a create can do: add an event).
+macro_rules! provider {
+    ($name:ident, |$ty:ident, $lock:ident| $body:block) => {
+        struct $name;
+        impl Provider for $name {
+            type Entry = u32;
+            fn create($ty: &Type<Self>, $lock: &EventLock, _: &CStr) -> Result $body
+            fn show(&self, _: &EventLock, _e: &u32, _m: &SeqFile) -> Result {
+                Ok(())
+            }
+            fn is_busy(&self, _: &EventLock, _e: &u32) -> bool {
+                false
+            }
+            fn free(&self, _: &EventLock, _e: &u32) -> Result {
+                Ok(())
+            }
+            fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &u32) -> bool {
+                false
+            }
+        }
+    };
 }
 
 struct Ev {
