@@ -281,9 +281,45 @@ pub trait Event: Sync + Sized + 'static {
     /// use core::sync::atomic::{AtomicUsize, Ordering};
     /// use kernel::c_str;
     /// use kernel::trace_event::{
-    ///     lock_events, set_enabled, Event, EventFile, EventNames, Fields, Kind, Registration,
-    ///     Targets, TraceSeq,
+    ///     set_enabled, Event, EventFile, EventNames, Fields, Kind, Registration, Targets, TraceSeq,
     /// };
+    /// # // Runs `f` where the tracing core holds `event_mutex`, which only
+    /// # // the core takes: in the `create` of a dynamic event type made for it.
+    /// # fn locked<R>(f: impl FnOnce(&kernel::trace_event::EventLock) -> R) -> Result<R> {
+    /// #     use core::{convert::Infallible, ffi::c_void, ptr, sync::atomic::{AtomicPtr, Ordering}};
+    /// #     use kernel::{seq_file::SeqFile, str::CStr, trace_event::EventLock};
+    /// #     use kernel::trace_event::dyn_event::{Args, Provider, Type};
+    /// #     static JOB: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
+    /// #     struct L;
+    /// #     impl Provider for L {
+    /// #         type Entry = ();
+    /// #         fn create(_: &Type<Self>, l: &EventLock, c: &CStr) -> Result {
+    /// #             if c.to_bytes() != b"rkpe-doctest-locked" {
+    /// #                 return Err(ECANCELED);
+    /// #             }
+    /// #             let job = JOB.swap(ptr::null_mut(), Ordering::AcqRel);
+    /// #             if job.is_null() {
+    /// #                 return Err(EINVAL);
+    /// #             }
+    /// #             // SAFETY: `locked` stored it for this call, and waits for it.
+    /// #             unsafe { (*job.cast::<&mut dyn FnMut(&EventLock)>())(l) };
+    /// #             Ok(())
+    /// #         }
+    /// #         fn show(&self, _: &EventLock, _: &(), _: &SeqFile) -> Result { Ok(()) }
+    /// #         fn is_busy(&self, _: &EventLock, _: &()) -> bool { false }
+    /// #         fn free(&self, _: &EventLock, _: &()) -> Result { Ok(()) }
+    /// #         fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &()) -> bool {
+    /// #             false
+    /// #         }
+    /// #     }
+    /// #     let ty = KBox::pin_init(Type::new::<Infallible>(L), GFP_KERNEL)?;
+    /// #     let (mut f, mut r) = (Some(f), None);
+    /// #     let mut run = |l: &EventLock| r = f.take().map(|f| f(l));
+    /// #     let mut job: &mut dyn FnMut(&EventLock) = &mut run;
+    /// #     JOB.store(ptr::from_mut(&mut job).cast(), Ordering::Release);
+    /// #     ty.create(kernel::c_str!("rkpe-doctest-locked"))?;
+    /// #     r.ok_or(EINVAL)
+    /// # }
     ///
     /// // `PAD` sizes the two registrations apart (the check does not need
     /// // it: a set names its registration by a number used once).
@@ -326,17 +362,21 @@ pub trait Event: Sync + Sized + 'static {
     ///     other: &mut Option<Targets>,
     ///     steal: bool,
     /// ) -> Result<Pin<KBox<Registration<Ev<PAD>>>>> {
-    ///     KBox::pin_init(
-    ///         Registration::new(&lock_events(), &BUILTIN, Kind::Dynamic, |own| {
-    ///             if steal {
-    ///                 *other = Some(own);
-    ///                 return Err(ENOMEM);
-    ///             }
-    ///             let other = other.take();
-    ///             Ok(Ev { own, other, registered: AtomicUsize::new(0), _pad: [0; PAD] })
-    ///         }),
-    ///         GFP_KERNEL,
-    ///     )
+    ///     // A provider makes its events where the core holds `event_mutex`
+    ///     // (a dynamic event type's `create`).
+    ///     locked(|lock| {
+    ///         KBox::pin_init(
+    ///             Registration::new(lock, &BUILTIN, Kind::Dynamic, |own| {
+    ///                 if steal {
+    ///                     *other = Some(own);
+    ///                     return Err(ENOMEM);
+    ///                 }
+    ///                 let other = other.take();
+    ///                 Ok(Ev { own, other, registered: AtomicUsize::new(0), _pad: [0; PAD] })
+    ///             }),
+    ///             GFP_KERNEL,
+    ///         )
+    ///     })?
     /// }
     /// let mut other = None;
     /// assert_eq!(new::<512>(&mut other, true).err(), Some(ENOMEM));
@@ -431,8 +471,45 @@ pub struct KprobeDesc {
 /// ```
 /// use kernel::{c_str, str::CString};
 /// use kernel::trace_event::{
-///     lock_events, Event, EventFile, EventNames, Fields, Kind, Registration, Targets, TraceSeq,
+///     Event, EventFile, EventNames, Fields, Kind, Registration, Targets, TraceSeq,
 /// };
+/// # // Runs `f` where the tracing core holds `event_mutex`, which only
+/// # // the core takes: in the `create` of a dynamic event type made for it.
+/// # fn locked<R>(f: impl FnOnce(&kernel::trace_event::EventLock) -> R) -> Result<R> {
+/// #     use core::{convert::Infallible, ffi::c_void, ptr, sync::atomic::{AtomicPtr, Ordering}};
+/// #     use kernel::{seq_file::SeqFile, str::CStr, trace_event::EventLock};
+/// #     use kernel::trace_event::dyn_event::{Args, Provider, Type};
+/// #     static JOB: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
+/// #     struct L;
+/// #     impl Provider for L {
+/// #         type Entry = ();
+/// #         fn create(_: &Type<Self>, l: &EventLock, c: &CStr) -> Result {
+/// #             if c.to_bytes() != b"rkpe-doctest-locked" {
+/// #                 return Err(ECANCELED);
+/// #             }
+/// #             let job = JOB.swap(ptr::null_mut(), Ordering::AcqRel);
+/// #             if job.is_null() {
+/// #                 return Err(EINVAL);
+/// #             }
+/// #             // SAFETY: `locked` stored it for this call, and waits for it.
+/// #             unsafe { (*job.cast::<&mut dyn FnMut(&EventLock)>())(l) };
+/// #             Ok(())
+/// #         }
+/// #         fn show(&self, _: &EventLock, _: &(), _: &SeqFile) -> Result { Ok(()) }
+/// #         fn is_busy(&self, _: &EventLock, _: &()) -> bool { false }
+/// #         fn free(&self, _: &EventLock, _: &()) -> Result { Ok(()) }
+/// #         fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &()) -> bool {
+/// #             false
+/// #         }
+/// #     }
+/// #     let ty = KBox::pin_init(Type::new::<Infallible>(L), GFP_KERNEL)?;
+/// #     let (mut f, mut r) = (Some(f), None);
+/// #     let mut run = |l: &EventLock| r = f.take().map(|f| f(l));
+/// #     let mut job: &mut dyn FnMut(&EventLock) = &mut run;
+/// #     JOB.store(ptr::from_mut(&mut job).cast(), Ordering::Release);
+/// #     ty.create(kernel::c_str!("rkpe-doctest-locked"))?;
+/// #     r.ok_or(EINVAL)
+/// # }
 ///
 /// // The targets, the system and the name.
 /// struct Ev(Targets, CString, CString);
@@ -464,13 +541,16 @@ pub struct KprobeDesc {
 /// let new = |sys: &str, name: &str| -> Result<_> {
 ///     let sys = CString::try_from_fmt(format_args!("{sys}"))?;
 ///     let name = CString::try_from_fmt(format_args!("{name}"))?;
-///     let lock = lock_events();
-///     KBox::pin_init(
-///         Registration::new(&lock, &BUILTIN, Kind::Dynamic, |targets| {
-///             Ok(Ev(targets, sys, name))
-///         }),
-///         GFP_KERNEL,
-///     )
+///     // A provider makes its events where the core holds `event_mutex`
+///     // (a dynamic event type's `create`).
+///     locked(|lock| {
+///         KBox::pin_init(
+///             Registration::new(lock, &BUILTIN, Kind::Dynamic, |targets| {
+///                 Ok(Ev(targets, sys, name))
+///             }),
+///             GFP_KERNEL,
+///         )
+///     })?
 /// };
 /// let mut ev = new("rkpe_doctest", "ev")?;
 /// assert_ne!(ev.id(), 0);
@@ -489,10 +569,10 @@ pub struct KprobeDesc {
 ///     )
 /// };
 /// assert!(kernel::error::from_err_ptr(file).is_ok());
-/// assert_eq!(ev.remove(&lock_events()), Err(EBUSY));
+/// assert_eq!(locked(|lock| ev.remove(lock))?, Err(EBUSY));
 /// // SAFETY: taken above.
 /// unsafe { kernel::bindings::trace_put_event_file(file) };
-/// ev.remove(&lock_events())?;
+/// locked(|lock| ev.remove(lock))??;
 /// // Once removed, the name is free again; dropping it removes it.
 /// let again = new("rkpe_doctest", "ev")?;
 /// drop(again);

@@ -39,9 +39,45 @@ use core::{
 /// use core::sync::atomic::{AtomicUsize, Ordering};
 /// use kernel::c_str;
 /// use kernel::trace_event::{
-///     lock_events, set_enabled, Event, EventFile, EventNames, Fields, Kind, Registration,
-///     Targets, TraceSeq,
+///     set_enabled, Event, EventFile, EventNames, Fields, Kind, Registration, Targets, TraceSeq,
 /// };
+/// # // Runs `f` where the tracing core holds `event_mutex`, which only
+/// # // the core takes: in the `create` of a dynamic event type made for it.
+/// # fn locked<R>(f: impl FnOnce(&kernel::trace_event::EventLock) -> R) -> Result<R> {
+/// #     use core::{convert::Infallible, ffi::c_void, ptr, sync::atomic::{AtomicPtr, Ordering}};
+/// #     use kernel::{seq_file::SeqFile, str::CStr, trace_event::EventLock};
+/// #     use kernel::trace_event::dyn_event::{Args, Provider, Type};
+/// #     static JOB: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
+/// #     struct L;
+/// #     impl Provider for L {
+/// #         type Entry = ();
+/// #         fn create(_: &Type<Self>, l: &EventLock, c: &CStr) -> Result {
+/// #             if c.to_bytes() != b"rkpe-doctest-locked" {
+/// #                 return Err(ECANCELED);
+/// #             }
+/// #             let job = JOB.swap(ptr::null_mut(), Ordering::AcqRel);
+/// #             if job.is_null() {
+/// #                 return Err(EINVAL);
+/// #             }
+/// #             // SAFETY: `locked` stored it for this call, and waits for it.
+/// #             unsafe { (*job.cast::<&mut dyn FnMut(&EventLock)>())(l) };
+/// #             Ok(())
+/// #         }
+/// #         fn show(&self, _: &EventLock, _: &(), _: &SeqFile) -> Result { Ok(()) }
+/// #         fn is_busy(&self, _: &EventLock, _: &()) -> bool { false }
+/// #         fn free(&self, _: &EventLock, _: &()) -> Result { Ok(()) }
+/// #         fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &()) -> bool {
+/// #             false
+/// #         }
+/// #     }
+/// #     let ty = KBox::pin_init(Type::new::<Infallible>(L), GFP_KERNEL)?;
+/// #     let (mut f, mut r) = (Some(f), None);
+/// #     let mut run = |l: &EventLock| r = f.take().map(|f| f(l));
+/// #     let mut job: &mut dyn FnMut(&EventLock) = &mut run;
+/// #     JOB.store(ptr::from_mut(&mut job).cast(), Ordering::Release);
+/// #     ty.create(kernel::c_str!("rkpe-doctest-locked"))?;
+/// #     r.ok_or(EINVAL)
+/// # }
 /// // (`Targets` for the data's field: only a registration makes them.)
 ///
 /// struct Ev {
@@ -80,12 +116,16 @@ use core::{
 ///
 /// // SAFETY: a null module is built-in code, which is never unloaded.
 /// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
-/// let mut reg = KBox::pin_init(
-///     Registration::new(&lock_events(), &BUILTIN, Kind::Dynamic, |targets| {
-///         Ok(Ev { targets, registered: AtomicUsize::new(0) })
-///     }),
-///     GFP_KERNEL,
-/// )?;
+/// // A provider makes its events where the core holds `event_mutex` (a
+/// // dynamic event type's `create`).
+/// let reg = locked(|lock| {
+///     KBox::pin_init(
+///         Registration::new(lock, &BUILTIN, Kind::Dynamic, |targets| {
+///             Ok(Ev { targets, registered: AtomicUsize::new(0) })
+///         }),
+///         GFP_KERNEL,
+///     )
+/// })??;
 /// assert!(!reg.data().targets.in_use());
 /// let (sys, name) = (c_str!("rkpe_doctest2"), c_str!("ev"));
 /// // Enable it in the top instance, as `echo 1 > events/rkpe_doctest2/ev/enable`.
@@ -104,14 +144,13 @@ use core::{
 /// });
 /// assert_eq!(written, 1);
 /// // Enabled, it cannot be removed.
-/// assert_eq!(reg.remove(&lock_events()), Err(EBUSY));
+/// assert_eq!(locked(|lock| reg.remove(lock))?, Err(EBUSY));
 /// set_enabled(sys, name, false)?;
 /// assert!(!reg.data().targets.in_use());
 /// assert_eq!(reg.data().registered.load(Ordering::Relaxed), 0);
-/// let lock = lock_events();
-/// reg.as_mut().remove(&lock)?;
-/// // The record names a removed event (whose id a later event may take).
-/// lock.reset_instances();
+/// // Dropped, it is removed, and the instances that hold its record (which
+/// // names it by an id a later event may take) are cleared.
+/// drop(reg);
 /// # Ok::<(), Error>(())
 /// ```
 pub struct Targets {
