@@ -38,15 +38,19 @@
 //!   which holds it (the same reason as `Hit`) and the record layout. The
 //!   registry keeps the event's registration.
 //!
-//! A definition (`Probes::create`) parses the line, resolves its `@SYM`
-//! arguments, then, under the locks, joins the event of the same group and
+//! A definition (`Probes::create`, which the tracing core calls with
+//! `event_mutex` held, from `dynamic_events` or, through `Type::create`,
+//! from `kprobe_events`) parses the line, resolves its `@SYM` arguments,
+//! then, under the module's lock, joins the event of the same group and
 //! name after C's checks (`probe::removal::check_append`) or makes a new
 //! one, registers the kprobe and adds it to the event. A failure after the
 //! event was found or made is undone by a `ScopeGuard` over the definition
 //! under way (`Creating`): the probe leaves the event, and a new event goes
 //! again.
 //!
-//! A removal (`-:`, a truncation, the module's unload) takes a probe out of
+//! A removal (`-:`, a truncation, the module's unload: the tracing core's
+//! `dyn_event_release()` and `dyn_events_release_all()`, which call the
+//! type's `match` and `free` with `event_mutex` held) takes a probe out of
 //! the registry and its event; the last probe of an event goes only with the
 //! event, so not while that is in use (`EBUSY`, as
 //! `unregister_trace_kprobe()`). The kprobes of removed probes are not
@@ -62,11 +66,15 @@
 //! `dynamic_events` type registers ahead of the others (the uprobe type), as
 //! C's does; a line both would take gets the kprobe type's answer.
 //!
-//! Locks, outer first: the tracing core's `event_mutex` (held when the core
-//! calls [`Event`]'s callbacks and the `dynamic_events` callbacks; as in C,
-//! every change to the probes happens under it), the probe list
-//! (`Probes::state`), an event's list of probes to arm (`EventShared::arm`).
-//! Nothing takes an earlier one while holding a later one.
+//! Locks, outer first: the tracing core's `event_mutex`, which the module
+//! never takes itself (the core holds it when it calls [`Event`]'s
+//! callbacks and the `dynamic_events` callbacks, `create` included: as in
+//! C, every definition and removal happens under it), the probe list
+//! (`Probes::state`), an event's probes and users (`EventShared::arm`).
+//! Nothing takes an earlier one while holding a later one: the files'
+//! readers and the module notifier take `state` alone, and nothing that
+//! takes `event_mutex` (`Type::create`, `Type::release`,
+//! `trace_event::set_enabled`) is called with `state` held.
 
 mod event;
 mod hit;
@@ -684,7 +692,7 @@ impl Probes {
                     is_return,
                     strings,
                     targets,
-                    arm <- kernel::new_mutex!(KVec::new()),
+                    arm <- kernel::new_mutex!(event::Arm::new()),
                 }),
                 GFP_KERNEL,
             )?;
@@ -785,7 +793,7 @@ impl Probes {
                     is_return,
                     strings,
                     targets,
-                    arm <- kernel::new_mutex!(KVec::new()),
+                    arm <- kernel::new_mutex!(event::Arm::new()),
                 }),
                 GFP_KERNEL,
             )?;

@@ -38,9 +38,28 @@ pub(crate) struct EventShared {
     /// them.
     pub(super) targets: Targets,
     /// The event's probes, in the order they came, armed while the event
-    /// is in use (`in_use`).
+    /// has users.
     #[pin]
-    pub(super) arm: Mutex<KVec<TraceKprobe>>,
+    pub(super) arm: Mutex<Arm>,
+}
+
+/// An event's probes and its users (instances and perf), counted where
+/// they arm them: a probe that joins ([`EventShared::attach`], also from a
+/// module's notifier, which the tracing core does not serialise with
+/// enabling) is armed when the event has a user, whatever the order.
+pub(crate) struct Arm {
+    pub(super) probes: KVec<TraceKprobe>,
+    users: usize,
+}
+
+impl Arm {
+    /// No probe, no user.
+    pub(super) fn new() -> Self {
+        Arm {
+            probes: KVec::new(),
+            users: 0,
+        }
+    }
 }
 
 impl EventShared {
@@ -59,12 +78,12 @@ impl EventShared {
     /// On an error the probe is not in the list.
     pub(super) fn attach(&self, kp: &TraceKprobe) -> Result {
         let mut arm = self.arm.lock();
-        arm.push(kp.clone(), GFP_KERNEL)?;
-        if self.in_use() {
+        arm.probes.push(kp.clone(), GFP_KERNEL)?;
+        if arm.users > 0 {
             if let Err(e) = kp.enable() {
                 // The caller holds `kp`: not the last reference.
-                let last = arm.len() - 1;
-                let _ = arm.remove(last);
+                let last = arm.probes.len() - 1;
+                let _ = arm.probes.remove(last);
                 return Err(e);
             }
         }
@@ -74,19 +93,33 @@ impl EventShared {
     /// Forgets a probe (before it is unregistered).
     pub(super) fn detach(&self, kp: &TraceKprobe) {
         let mut arm = self.arm.lock();
-        arm.retain(|k| !k.same(kp));
+        arm.probes.retain(|k| !k.same(kp));
     }
 
-    /// Arms or disarms every probe of the event.
-    pub(super) fn set_armed(&self, on: bool) -> Result {
-        for k in self.arm.lock().iter() {
-            if on {
-                k.enable()?;
-            } else {
+    /// A new user: arms every probe of the event (`enable_trace_kprobe()`),
+    /// or, on an error, disarms them again unless another user has them.
+    fn add_user(&self) -> Result {
+        let mut arm = self.arm.lock();
+        let r = arm.probes.iter().try_for_each(|k| k.enable());
+        match r {
+            Ok(()) => arm.users += 1,
+            Err(_) if arm.users == 0 => arm.probes.iter().for_each(|k| {
                 let _ = k.disable();
-            }
+            }),
+            Err(_) => {}
         }
-        Ok(())
+        r
+    }
+
+    /// A user gone: the last disarms the probes (`disable_trace_kprobe()`).
+    fn remove_user(&self) {
+        let mut arm = self.arm.lock();
+        arm.users = arm.users.saturating_sub(1);
+        if arm.users == 0 {
+            arm.probes.iter().for_each(|k| {
+                let _ = k.disable();
+            });
+        }
     }
 
     pub(super) fn head_size(&self) -> usize {
@@ -115,35 +148,23 @@ pub(crate) struct Event {
 /// by then (`EventShared::detach`).
 impl Drop for Event {
     fn drop(&mut self) {
-        let probes = core::mem::replace(&mut *self.shared.arm.lock(), KVec::new());
+        let probes = core::mem::take(&mut self.shared.arm.lock().probes);
         drop(probes);
     }
 }
 
 impl Event {
-    /// A new user (an instance or perf), not yet among the targets:
-    /// `enable_trace_kprobe()` arms the probes. (Each user also pins the
-    /// module: the kernel crate's registration takes care of it.)
+    /// A new user (an instance or perf), not yet among the targets. (Each
+    /// user also pins the module: the kernel crate's registration takes
+    /// care of it.)
     fn enable(&self) -> Result {
-        let r = self.shared.set_armed(true);
-        if r.is_err() {
-            // enable_trace_kprobe(): roll back, unless another user keeps
-            // the probes armed.
-            if !self.shared.in_use() {
-                let _ = self.shared.set_armed(false);
-            }
-        }
-        r
+        self.shared.add_user()
     }
 
-    /// A user gone from the targets: `disable_trace_kprobe()` disarms the
-    /// probes when it was the last.
+    /// A user gone from the targets.
     fn disable(&self) -> Result {
-        if self.shared.in_use() {
-            Ok(())
-        } else {
-            self.shared.set_armed(false)
-        }
+        self.shared.remove_user();
+        Ok(())
     }
 }
 
@@ -229,6 +250,6 @@ impl trace_event::Event for Event {
     /// `trace_kprobe_describe()`: the event's first probe.
     fn describe_kprobe(&self) -> Result<trace_event::KprobeDesc> {
         let arm = self.shared.arm.lock();
-        Ok(arm.first().ok_or(EINVAL)?.describe())
+        Ok(arm.probes.first().ok_or(EINVAL)?.describe())
     }
 }
