@@ -23,8 +23,10 @@
 //! polls until its users let go: the tracing core tells a provider nothing
 //! when `trace_event_put_ref()` drops the last reference.
 //!
-//! `event_mutex` and the list of events are private to the tracing core;
-//! the functions that use them here are plain kernel-crate functions.
+//! `event_mutex` and the list of events are private to the tracing core. A
+//! provider makes and removes its events where the core holds the lock and
+//! hands it the [`EventLock`] proof: in its dynamic event type's callbacks
+//! ([`dyn_event::Provider`]).
 //!
 //! C header: [`include/linux/trace_events.h`](srctree/include/linux/trace_events.h)
 
