@@ -160,11 +160,11 @@ impl<'a> Iterator for Args<'a> {
 /// use core::convert::Infallible;
 /// let ty = KBox::pin_init(Type::new::<Infallible>(Ty(AtomicU32::new(0))), GFP_KERNEL)?;
 /// // A line for this type reaches its `create`, with `event_mutex` held.
-/// ty.create(c"doctest: one")?;
+/// ty.create(kernel::c_str!("doctest: one"))?;
 /// assert_eq!(ty.data().0.load(Ordering::Relaxed), 1);
-/// assert_eq!(ty.create(c"p:other vfs_read"), Err(ECANCELED));
+/// assert_eq!(ty.create(kernel::c_str!("p:other vfs_read")), Err(ECANCELED));
 /// // No entry matches: nothing to remove.
-/// assert_eq!(ty.release(c"-:doctest/one"), Err(ENOENT));
+/// assert_eq!(ty.release(kernel::c_str!("-:doctest/one")), Err(ENOENT));
 /// ty.release_all()?;
 /// # Ok::<(), Error>(())
 /// ```
