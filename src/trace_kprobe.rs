@@ -74,7 +74,9 @@
 //! Nothing takes an earlier one while holding a later one: the files'
 //! readers and the module notifier take `state` alone, and nothing that
 //! takes `event_mutex` (`Type::create`, `Type::release`,
-//! `trace_event::set_enabled`) is called with `state` held.
+//! `Type::release_all`, `trace_event::set_enabled`, dropping a
+//! registration that is not removed) is called with `state` or `arm` held,
+//! nor from a callback of the core.
 
 mod event;
 mod hit;
@@ -437,10 +439,16 @@ impl State {
         // there is no room to keep it until then.
         let p = self.probes.remove(i)?;
         ev.detach(&p);
+        // Disarmed now, unregistered with the others by `bury` (a removal
+        // that another process's `kprobe_events` write defers records no
+        // more in the meantime).
+        let _ = p.disable();
         // The entry leaves `dynamic_events` when `free` returns (the kernel
-        // crate takes it out).
+        // crate takes it out): nothing fails from here on. The event, if
+        // this was its last probe, was removed above.
         let _ = self.removed.push(p, GFP_KERNEL);
-        self.drop_event_if_empty(lock, &ev)
+        let _ = self.drop_event_if_empty(lock, &ev);
+        Ok(())
     }
 
     /// Unregisters the kprobes of the removed probes, with one grace
@@ -532,8 +540,7 @@ impl Probes {
     /// holds `event_mutex` around the definition ([`Probes::define`]) or
     /// the removal ([`dyn_event::Provider::matches`] and `free`).
     pub(crate) fn command(ty: &Type<Probes>, line: &[u8]) -> Result {
-        // C's line ends at a NUL.
-        let line = line.split(|&c| c == 0).next().unwrap_or_default();
+        // (`run_commands` cut the line at a NUL, as C does.)
         let cmd = cstring(line)?;
         if line.first() == Some(&b'-') {
             return ty.release(&cmd);
@@ -610,7 +617,7 @@ impl Probes {
                     .map_err(Fail::Parse)?;
                 (ev, i)
             }
-            None => self.new_event(&lock, &mut state, &spec, names)?,
+            None => self.new_event(lock, &mut state, &spec, names)?,
         };
         // From here on, a failure leaves the registry as it was: the probe,
         // if it got that far, leaves the event's list of probes to arm and
@@ -625,7 +632,7 @@ impl Probes {
                 if let Some(p) = c.probe {
                     event.detach(&p);
                 }
-                let _ = c.state.drop_event_if_empty(&lock, &event);
+                let _ = c.state.drop_event_if_empty(lock, &event);
             },
         );
 

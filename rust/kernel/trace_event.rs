@@ -892,9 +892,11 @@ impl<T: Event> Registration<T> {
         unsafe { (*self.call.get()).event.type_ as u32 }
     }
 
-    /// Removes the event from every instance, with `event_mutex` held
-    /// (in a [`Provider`](dyn_event::Provider)'s `free` or `create`). The
-    /// core clears the instances that recorded it when the removal is done.
+    /// Removes the event from every instance, with `event_mutex` held (in a
+    /// [`Provider`](dyn_event::Provider)'s callbacks). In `free`, the core
+    /// clears the instances that recorded it when the removal is done; in
+    /// `create`, remove only an event that has recorded nothing (a
+    /// rollback).
     ///
     /// # Errors
     ///

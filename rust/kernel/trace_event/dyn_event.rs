@@ -79,7 +79,10 @@ pub trait Provider: Send + Sync + 'static {
     fn is_busy(&self, lock: &EventLock, entry: &Self::Entry) -> bool;
 
     /// Removes `entry`; on success the caller takes it out of
-    /// `dynamic_events` and lets go of the list's reference to it.
+    /// `dynamic_events` and lets go of the list's reference to it. An error
+    /// means that nothing changed: the entry stays listed, and is offered
+    /// again. When [`Provider::is_busy`] says no, `free` must succeed in
+    /// the end: a [`Type`] is dropped only once it has.
     fn free(&self, lock: &EventLock, entry: &Self::Entry) -> Result;
 
     /// A removal (a `-:` line or a truncation of `dynamic_events`) gave
@@ -237,7 +240,7 @@ impl<P: Provider> Type<P> {
                         prev: ptr::null_mut(),
                     },
                     create: None,
-                    create_locked: Some(Self::create),
+                    create_locked: Some(Self::create_locked),
                     show: Some(Self::show),
                     is_busy: Some(Self::is_busy),
                     free: Some(Self::free),
@@ -270,6 +273,11 @@ impl<P: Provider> Type<P> {
 
     /// Runs `command` as a definition of this type (`dyn_event_create()`):
     /// [`Provider::create`], with `event_mutex` held. May sleep.
+    ///
+    /// It takes the core's locks: not to be called from a [`Provider`] or
+    /// an [`Event`](super::Event) callback, nor with a lock held that the
+    /// provider's callbacks take. The same holds for [`Type::release`],
+    /// [`Type::release_all`] and dropping a `Type`.
     #[inline]
     pub fn create(&self, command: &CStr) -> Result {
         // SAFETY: `ops` is registered (type invariant); the line is
@@ -321,7 +329,7 @@ impl<P: Provider> Type<P> {
     ///
     /// Called by the core with its lock of its types and `event_mutex`
     /// held, our `ops` and a NUL-terminated line.
-    unsafe extern "C" fn create(ops: *mut Operations, raw: *const u8) -> c_int {
+    unsafe extern "C" fn create_locked(ops: *mut Operations, raw: *const u8) -> c_int {
         // SAFETY: `ops` is the `ops` field of a `Type<P>`, registered and so
         // alive: `dyn_event_unregister()` takes the core's lock of its
         // types, which the caller holds, so it returns only after this call
@@ -442,9 +450,12 @@ impl<P: Provider> PinnedDrop for Type<P> {
         // module that owns this type: a module's exit finds none. Anywhere
         // else, wait until its users let go rather than leave `ops` behind.
         let mut warned = false;
-        while self.release_all().is_err() {
+        while let Err(e) = self.release_all() {
             if !warned {
-                crate::pr_warn!("dyn_event: waiting for the busy entries of a type to go\n");
+                crate::pr_warn!(
+                    "dyn_event: waiting for the entries of a type to go ({})\n",
+                    e.to_errno()
+                );
                 warned = true;
             }
             // SAFETY: no preconditions; a drop in process context may sleep
