@@ -494,6 +494,88 @@ unsafe fn unlink(raw: *mut RawEvent) {
 
 /// One entry of `dynamic_events`, carrying a `T`.
 ///
+/// # Examples
+///
+/// The list holds each entry it lists, until the entry is freed:
+///
+/// ```
+/// use core::convert::Infallible;
+/// use core::sync::atomic::{AtomicBool, Ordering::Relaxed};
+/// use kernel::{bindings, c_str, seq_file::SeqFile, str::CStr, sync::Arc, types::Opaque};
+/// use kernel::trace_event::dyn_event::{Args, Entry, Provider, Type};
+/// use kernel::trace_event::EventLock;
+///
+/// // What an entry carries: it says when it is dropped.
+/// struct D(&'static AtomicBool);
+/// impl Drop for D {
+///     fn drop(&mut self) {
+///         self.0.store(true, Relaxed);
+///     }
+/// }
+/// static DROPPED: [AtomicBool; 2] = [AtomicBool::new(false), AtomicBool::new(false)];
+///
+/// // The event the entries are listed for: a blank one, which
+/// // `dyn_event_add()` only marks dynamic.
+/// struct Call(Opaque<bindings::trace_event_call>);
+/// // SAFETY: only the core writes it, with `event_mutex` held.
+/// unsafe impl Sync for Call {}
+/// // SAFETY: as above.
+/// unsafe impl Send for Call {}
+///
+/// struct Ty {
+///     call: Call,
+///     busy: AtomicBool,
+/// }
+///
+/// impl Provider for Ty {
+///     type Entry = D;
+///     fn create(ty: &Type<Self>, lock: &EventLock, command: &CStr) -> Result {
+///         let which = match command.to_bytes() {
+///             b"doctest2:0" => 0,
+///             b"doctest2:1" => 1,
+///             _ => return Err(ECANCELED),
+///         };
+///         let e = Arc::pin_init(Entry::new(D(&DROPPED[which])), GFP_KERNEL)?;
+///         Entry::add(&e, lock, ty, &ty.data().call.0);
+///         assert!(e.is_linked());
+///         // The provider keeps no reference here: the list's keeps it.
+///         Ok(())
+///     }
+///     fn show(&self, _: &EventLock, _e: &D, _m: &SeqFile) -> Result {
+///         Ok(())
+///     }
+///     fn is_busy(&self, _: &EventLock, _e: &D) -> bool {
+///         false
+///     }
+///     fn free(&self, _: &EventLock, _e: &D) -> Result {
+///         if self.busy.load(Relaxed) { Err(EBUSY) } else { Ok(()) }
+///     }
+///     fn matches(&self, _: &EventLock, _: Option<&CStr>, ev: &CStr, _: Args<'_>, e: &D) -> bool {
+///         ev.to_bytes() == b"x0" && core::ptr::eq(e.0, &DROPPED[0])
+///     }
+/// }
+///
+/// // SAFETY: all zeroes is a valid `struct trace_event_call`.
+/// let call = Call(Opaque::new(unsafe { core::mem::zeroed::<bindings::trace_event_call>() }));
+/// let ty = Ty { call, busy: AtomicBool::new(false) };
+/// let ty = KBox::pin_init(Type::new::<Infallible>(ty), GFP_KERNEL)?;
+/// ty.create(c_str!("doctest2:0"))?;
+/// ty.create(c_str!("doctest2:1"))?;
+/// assert!(!DROPPED[0].load(Relaxed) && !DROPPED[1].load(Relaxed));
+/// // A `free` that fails changes nothing.
+/// ty.data().busy.store(true, Relaxed);
+/// assert_eq!(ty.release(c_str!("-:x0")), Err(EBUSY));
+/// assert!(!DROPPED[0].load(Relaxed));
+/// ty.data().busy.store(false, Relaxed);
+/// // Freed, the entry leaves the list, which lets go of it.
+/// ty.release(c_str!("-:x0"))?;
+/// assert!(DROPPED[0].load(Relaxed) && !DROPPED[1].load(Relaxed));
+/// // Dropping the type frees the entries left.
+/// drop(ty);
+/// assert!(DROPPED[1].load(Relaxed));
+/// # Ok::<(), Error>(())
+/// ```
+///
 /// # Invariants
 ///
 /// `linked` says whether `raw` is in `dyn_event_list` (it changes only
