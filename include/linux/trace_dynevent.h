@@ -87,9 +87,8 @@ int dyn_event_init(struct dyn_event *ev, struct dyn_event_operations *ops)
 	return 0;
 }
 
-/* These three are called with event_mutex held (trace_event_mutex_lock()). */
+/* Called with event_mutex held: from a type's methods, which run under it. */
 int dyn_event_add(struct dyn_event *ev, struct trace_event_call *call);
 void dyn_event_remove(struct dyn_event *ev);
-struct dyn_event *dyn_event_first_of(struct dyn_event_operations *ops);
 
 #endif /* _LINUX_TRACE_DYNEVENT_H */
