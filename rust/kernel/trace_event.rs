@@ -702,8 +702,9 @@ impl<T: Event> Registration<T> {
                 // perf and BPF through its class.
                 #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
                 if kind == Kind::Kprobe && T::HAS_DESCRIBE_KPROBE {
+                    let provider = ptr::from_ref(Self::provider()).cast_mut();
                     // SAFETY: as above.
-                    unsafe { (*class).kprobe_provider = ptr::from_ref(Self::provider()).cast_mut() };
+                    unsafe { (*class).kprobe_provider = provider };
                 }
                 let mut value = bindings::trace_event_call {
                     class,

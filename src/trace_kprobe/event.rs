@@ -115,7 +115,7 @@ pub(crate) struct Event {
 /// by then (`EventShared::detach`).
 impl Drop for Event {
     fn drop(&mut self) {
-        let probes = core::mem::replace(&mut *self.shared.arm.lock(), KVec::new());
+        let probes = core::mem::take(&mut *self.shared.arm.lock());
         drop(probes);
     }
 }

@@ -208,12 +208,13 @@ impl<P: LocalKprobes> KprobeProvider<P> {
         // `create_local` leaked from a `KBox`; perf no longer uses it, and
         // it is given back once.
         let reg = unsafe {
-            let reg = crate::container_of!(
+            // (`*const` on every release: 6.12's `container_of!` gives one.)
+            let reg: *const Registration<P::Event> = crate::container_of!(
                 call.cast::<Opaque<bindings::trace_event_call>>(),
                 Registration<P::Event>,
                 call
-            ) as *mut Registration<P::Event>;
-            Pin::new_unchecked(KBox::from_raw(reg))
+            );
+            Pin::new_unchecked(KBox::from_raw(reg.cast_mut()))
         };
         drop(reg);
         this.live.fetch_sub(1, Ordering::Release);
