@@ -294,7 +294,7 @@ pub trait Event: Sync + Sized + 'static {
     /// #     static JOB: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
     /// #     struct L;
     /// #     impl Provider for L {
-    /// #         type Entry = ();
+    /// #         type Entry = u8;
     /// #         fn create(_: &Type<Self>, l: &EventLock, c: &CStr) -> Result {
     /// #             if c.to_bytes() != b"rkpe-doctest-locked" {
     /// #                 return Err(ECANCELED);
@@ -307,10 +307,10 @@ pub trait Event: Sync + Sized + 'static {
     /// #             unsafe { (*job.cast::<&mut dyn FnMut(&EventLock)>())(l) };
     /// #             Ok(())
     /// #         }
-    /// #         fn show(&self, _: &EventLock, _: &(), _: &SeqFile) -> Result { Ok(()) }
-    /// #         fn is_busy(&self, _: &EventLock, _: &()) -> bool { false }
-    /// #         fn free(&self, _: &EventLock, _: &()) -> Result { Ok(()) }
-    /// #         fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &()) -> bool {
+    /// #         fn show(&self, _: &EventLock, _: &u8, _: &SeqFile) -> Result { Ok(()) }
+    /// #         fn is_busy(&self, _: &EventLock, _: &u8) -> bool { false }
+    /// #         fn free(&self, _: &EventLock, _: &u8) -> Result { Ok(()) }
+    /// #         fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &u8) -> bool {
     /// #             false
     /// #         }
     /// #     }
@@ -484,7 +484,7 @@ pub struct KprobeDesc {
 /// #     static JOB: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
 /// #     struct L;
 /// #     impl Provider for L {
-/// #         type Entry = ();
+/// #         type Entry = u8;
 /// #         fn create(_: &Type<Self>, l: &EventLock, c: &CStr) -> Result {
 /// #             if c.to_bytes() != b"rkpe-doctest-locked" {
 /// #                 return Err(ECANCELED);
@@ -497,10 +497,10 @@ pub struct KprobeDesc {
 /// #             unsafe { (*job.cast::<&mut dyn FnMut(&EventLock)>())(l) };
 /// #             Ok(())
 /// #         }
-/// #         fn show(&self, _: &EventLock, _: &(), _: &SeqFile) -> Result { Ok(()) }
-/// #         fn is_busy(&self, _: &EventLock, _: &()) -> bool { false }
-/// #         fn free(&self, _: &EventLock, _: &()) -> Result { Ok(()) }
-/// #         fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &()) -> bool {
+/// #         fn show(&self, _: &EventLock, _: &u8, _: &SeqFile) -> Result { Ok(()) }
+/// #         fn is_busy(&self, _: &EventLock, _: &u8) -> bool { false }
+/// #         fn free(&self, _: &EventLock, _: &u8) -> Result { Ok(()) }
+/// #         fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &u8) -> bool {
 /// #             false
 /// #         }
 /// #     }
