@@ -283,12 +283,14 @@ pub trait Event: Sync + Sized + 'static {
     /// use core::sync::atomic::{AtomicUsize, Ordering};
     /// use kernel::c_str;
     /// use kernel::trace_event::{
-    ///     set_enabled, Event, EventFile, EventNames, Fields, Kind, Registration, Targets, TraceSeq,
+    ///     set_enabled, Event, EventFile, EventNames, Fields, Kind, Registration, Targets,
+    ///     TraceSeq,
     /// };
     /// # // Runs `f` where the tracing core holds `event_mutex`, which only
     /// # // the core takes: in the `create` of a dynamic event type made for it.
     /// # fn locked<R>(f: impl FnOnce(&kernel::trace_event::EventLock) -> R) -> Result<R> {
-    /// #     use core::{convert::Infallible, ffi::c_void, ptr, sync::atomic::{AtomicPtr, Ordering}};
+    /// #     use core::{convert::Infallible, ffi::c_void, ptr};
+    /// #     use core::sync::atomic::{AtomicPtr, Ordering};
     /// #     use kernel::{seq_file::SeqFile, str::CStr, trace_event::EventLock};
     /// #     use kernel::trace_event::dyn_event::{Args, Provider, Type};
     /// #     static JOB: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
@@ -310,7 +312,9 @@ pub trait Event: Sync + Sized + 'static {
     /// #         fn show(&self, _: &EventLock, _: &u8, _: &SeqFile) -> Result { Ok(()) }
     /// #         fn is_busy(&self, _: &EventLock, _: &u8) -> bool { false }
     /// #         fn free(&self, _: &EventLock, _: &u8) -> Result { Ok(()) }
-    /// #         fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &u8) -> bool {
+    /// #         fn matches(
+    /// #             &self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &u8,
+    /// #         ) -> bool {
     /// #             false
     /// #         }
     /// #     }
@@ -500,7 +504,9 @@ pub struct KprobeDesc {
 /// #         fn show(&self, _: &EventLock, _: &u8, _: &SeqFile) -> Result { Ok(()) }
 /// #         fn is_busy(&self, _: &EventLock, _: &u8) -> bool { false }
 /// #         fn free(&self, _: &EventLock, _: &u8) -> Result { Ok(()) }
-/// #         fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &u8) -> bool {
+/// #         fn matches(
+/// #             &self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &u8,
+/// #         ) -> bool {
 /// #             false
 /// #         }
 /// #     }

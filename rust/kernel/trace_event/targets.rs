@@ -66,7 +66,9 @@ use core::{
 /// #         fn show(&self, _: &EventLock, _: &u8, _: &SeqFile) -> Result { Ok(()) }
 /// #         fn is_busy(&self, _: &EventLock, _: &u8) -> bool { false }
 /// #         fn free(&self, _: &EventLock, _: &u8) -> Result { Ok(()) }
-/// #         fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &u8) -> bool {
+/// #         fn matches(
+/// #             &self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &u8,
+/// #         ) -> bool {
 /// #             false
 /// #         }
 /// #     }
