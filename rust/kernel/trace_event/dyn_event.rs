@@ -30,14 +30,8 @@
 //! C header: [`include/linux/trace_dynevent.h`](srctree/include/linux/trace_dynevent.h)
 
 use crate::{
-    bindings,
-    error::from_result,
-    prelude::*,
-    seq_file::SeqFile,
-    str::CStr,
-    sync::Arc,
-    trace_event::EventLock,
-    types::Opaque,
+    bindings, error::from_result, prelude::*, seq_file::SeqFile, str::CStr, sync::Arc,
+    trace_event::EventLock, types::Opaque,
 };
 use core::{
     ffi::c_int,
