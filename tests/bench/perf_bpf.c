@@ -160,6 +160,25 @@ static int attach(int pfd, struct bpf_insn *p, int n)
 	return 0;
 }
 
+/* Enable pfd, make n lseek() calls on /dev/null, disable it: its count. */
+static int count_lseeks(int pfd, long n, uint64_t *count)
+{
+	int nul = open("/dev/null", O_RDONLY);
+
+	if (nul < 0 || ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
+		perror("open /dev/null or PERF_EVENT_IOC_ENABLE");
+		return -1;
+	}
+	for (long i = 0; i < n; i++)
+		lseek(nul, 1000 + i, SEEK_SET);
+	ioctl(pfd, PERF_EVENT_IOC_DISABLE, 0);
+	if (read(pfd, count, sizeof(*count)) != sizeof(*count)) {
+		perror("read perf count");
+		return -1;
+	}
+	return 0;
+}
+
 /* perf_bpf override ID RC */
 static int override(const char *id, int rc)
 {
@@ -278,7 +297,7 @@ static int pmu(const char *func, long n, int retprobe)
 	};
 	struct perf_event_attr pa;
 	uint64_t count = 0;
-	int type, pfd, nul;
+	int type, pfd;
 	FILE *f = fopen("/sys/bus/event_source/devices/kprobe/type", "r");
 
 	if (!f || fscanf(f, "%d", &type) != 1) {
@@ -301,18 +320,8 @@ static int pmu(const char *func, long n, int retprobe)
 	if (attach(pfd, p, sizeof(p) / sizeof(p[0])))
 		return 1;
 	query(pfd);
-	nul = open("/dev/null", O_RDONLY);
-	if (nul < 0 || ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
-		perror("open /dev/null or PERF_EVENT_IOC_ENABLE");
+	if (count_lseeks(pfd, n, &count))
 		return 1;
-	}
-	for (long i = 0; i < n; i++)
-		lseek(nul, 1000 + i, SEEK_SET);
-	ioctl(pfd, PERF_EVENT_IOC_DISABLE, 0);
-	if (read(pfd, &count, sizeof(count)) != sizeof(count)) {
-		perror("read perf count");
-		return 1;
-	}
 	printf("pmu: perf=%llu\n", (unsigned long long)count);
 	return 0;
 }
@@ -337,7 +346,7 @@ int main(int argc, char **argv)
 	struct bpf_insn insns[64];
 	union bpf_attr a;
 	char log[4096] = "";
-	int map = -1, pfd, nul;
+	int map = -1, pfd;
 	uint64_t count = 0;
 
 	if (argc < 3) {
@@ -391,18 +400,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	nul = open("/dev/null", O_RDONLY);
-	if (nul < 0 || ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0)) {
-		perror("open /dev/null or PERF_EVENT_IOC_ENABLE");
+	if (count_lseeks(pfd, n, &count))
 		return 1;
-	}
-	for (long i = 0; i < n; i++)
-		lseek(nul, 1000 + i, SEEK_SET);
-	ioctl(pfd, PERF_EVENT_IOC_DISABLE, 0);
-	if (read(pfd, &count, sizeof(count)) != sizeof(count)) {
-		perror("read perf count");
-		return 1;
-	}
 	printf("perf=%llu", (unsigned long long)count);
 	if (map >= 0)
 		printf(" bpf_runs=%llu bpf_si_sum=%llu", (unsigned long long)map_get(map, 0),

@@ -21,27 +21,6 @@ impl kernel::tracefs::Operations for Hello {
     }
 }
 
-struct Ty;
-
-impl Provider for Ty {
-    type Entry = u32;
-    fn create(_ty: &Type<Self>, _: &EventLock, _command: &CStr) -> Result {
-        Err(ECANCELED)
-    }
-    fn show(&self, _: &EventLock, _e: &u32, _m: &SeqFile) -> Result {
-        Ok(())
-    }
-    fn is_busy(&self, _: &EventLock, _e: &u32) -> bool {
-        false
-    }
-    fn free(&self, _: &EventLock, _e: &u32) -> Result {
-        Ok(())
-    }
-    fn matches(&self, _: &EventLock, _: Option<&CStr>, _: &CStr, _: Args<'_>, _: &u32) -> bool {
-        false
-    }
-}
-
 // A dynamic event type whose create runs `$body` with the type `$ty` and
 // the lock proof `$lock` (what only a create can do: add an event).
 macro_rules! provider {
@@ -65,6 +44,9 @@ macro_rules! provider {
         }
     };
 }
+
+// The dynamic event type most calls need: it creates nothing.
+provider!(Ty, |_ty, _lock| { Err(ECANCELED) });
 
 struct Ev {
     own: Targets,
