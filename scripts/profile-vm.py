@@ -40,11 +40,12 @@ ap.add_argument('--create', type=int, metavar='N',
                 help='profile defining N probes SPEC on vfs_read in one write instead of hits '
                      '(instructions per probe)')
 ap.add_argument('--arch', choices=('x86', 'arm64'), default='x86')
+ap.add_argument('--variant', help='a ref variant of ARCH other than its default (ref-7.3)')
 ap.add_argument('--mode', choices=('soft', 'off'),
                 help='the event soft-disabled by a trigger, or tracing_on 0 (guest/bench.sh\'s rows)')
 a = ap.parse_args()
 
-variant = 'arm64-ref' if a.arch == 'arm64' else 'ref'
+variant = a.variant or ('arm64-ref' if a.arch == 'arm64' else 'ref')
 b = os.path.join(ROOT, 'build', variant)
 img = subprocess.check_output(['bash', os.path.join(ROOT, 'scripts/initramfs.sh'), variant], text=True).split()[-1]
 tmp = tempfile.mkdtemp(prefix='rkpe-prof.')
