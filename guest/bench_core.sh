@@ -45,10 +45,14 @@ echo 0 > $ev/enable
 kp ' a=%di b=%si c=%dx d=%cx' 'kprobe: p a=%di b=%si c=%dx d=%cx'
 echo 1 > $ev/enable
 row 'kprobe: p a=%di b=%si c=%dx d=%cx'
-# %di is the syscall's pt_regs pointer: never 0, never 1.
-echo 'a == 0' > $ev/filter
+echo 0 > $ev/enable
+# The rest on the empty event: filters and triggers on common_pid (no
+# task here has pid 0), so that the rows measure the record path alone.
+kp '' 'kprobe: p'
+echo 1 > $ev/enable
+echo 'common_pid == 0' > $ev/filter
 row 'kprobe: p, filter rejects'
-echo 'a != 0' > $ev/filter
+echo 'common_pid != 0' > $ev/filter
 row 'kprobe: p, filter takes'
 echo 0 > $ev/filter
 # An unconditional trigger (run before the reserve), then a conditional
@@ -56,9 +60,9 @@ echo 0 > $ev/filter
 echo 'traceon' > $ev/trigger
 row 'kprobe: p, trigger traceon'
 echo '!traceon' > $ev/trigger
-echo 'traceon if a == 1' > $ev/trigger
-row 'kprobe: p, trigger traceon if a == 1'
-echo '!traceon if a == 1' > $ev/trigger
+echo 'traceon if common_pid == 0' > $ev/trigger
+row 'kprobe: p, trigger traceon if common_pid == 0'
+echo '!traceon if common_pid == 0' > $ev/trigger
 # A pid filter that keeps every task.
 echo $$ > set_event_pid
 echo 1 > options/event-fork
