@@ -129,6 +129,8 @@ lane_a() {
 	if [ -e "$ROOT/build/ref-7.3/bzImage" ]; then
 		step "vm ref-7.3: 7.3's upstream ftracetest kprobe+dynevent on C 7.3 with the 7.3 series" \
 			bash "$ROOT/scripts/ftracetest.sh" ref-7.3
+		step "vm ref-7.3: 7.3's upstream ftracetest event+filter+trigger give the pristine kernel's results (patch 0007)" \
+			bash "$ROOT/scripts/ftracetest.sh" --core ref-7.3
 		step "vm ref-7.3: client tools on C 7.3" bash "$ROOT/scripts/tools.sh" ref-7.3
 	fi
 	if [ -e "$ROOT/build/debug/bzImage" ]; then
