@@ -218,7 +218,8 @@ pub fn store_noting<M: Machine + ?Sized, S: Store>(
 /// Whether [`store_plain`] writes the record of `args` (`fixed_size` bytes
 /// of fixed part): every argument a value stored as is (a register, a
 /// stack slot, a function argument, `$retval`, an immediate, entry data:
-/// what `load` answers without reading memory), of its field's size, and
+/// what `load` answers without reading memory; or 7.3's `$current`), of
+/// its field's size, and
 /// the fields one after the other from the record's start, covering all of
 /// it. Asked once, when the probe is made.
 pub fn plain<S: Store>(args: &[Arg<S>], fixed_size: usize) -> bool {
@@ -227,7 +228,14 @@ pub fn plain<S: Store>(args: &[Arg<S>], fixed_size: usize) -> bool {
         let [c0, c1, c2] = a.store.head();
         let value = matches!(
             c0.op,
-            Op::Reg | Op::Stack | Op::StackP | Op::Arg | Op::Retval | Op::Imm | Op::Edata
+            Op::Reg
+                | Op::Stack
+                | Op::StackP
+                | Op::Arg
+                | Op::Retval
+                | Op::Imm
+                | Op::Edata
+                | Op::Current
         );
         if !value
             || c1.op != Op::StRaw
@@ -261,8 +269,11 @@ pub fn store_plain<M: Machine + ?Sized, S: Store>(
     };
     for a in args {
         let [c0, c1, _] = a.store.head();
-        // (`plain` took only values `load` answers.)
-        let v = load(c0, m, edata).unwrap_or(0);
+        // (`plain` took only values `load` answers, and `$current`.)
+        let v = match load(c0, m, edata) {
+            Some(v) => v,
+            None => m.current(),
+        };
         out.put_word(a.offset as usize, v.to_ne_bytes(), usize::from(c1.size));
     }
 }

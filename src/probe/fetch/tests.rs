@@ -841,4 +841,25 @@ fn plain_records_as_store() {
             assert_eq!(a, b, "{spec} (fill {fill:#x})");
         }
     }
+    // 7.3's `$current` as a value; through it, not.
+    let env = crate::fake::InDialect(
+        crate::fake::FakeEnv,
+        crate::probe::dialect::Dialect::Linux7_3,
+    );
+    for (spec, is_plain) in [
+        ("p:t vfs_read a=$current b=%si:u32", true),
+        ("p:t vfs_read a=+8($current):u32", false),
+    ] {
+        let p = crate::fake::parse_on(&env, spec)
+            .expect("parses")
+            .expect("a probe");
+        assert_eq!(plain(&p.args, p.size), is_plain, "{spec}");
+        if is_plain {
+            let mut a = vec![0xaa; 64];
+            let mut b = vec![0xaa; 64];
+            store(&p.args, p.size, &m, &[], 16, &mut a);
+            store_plain(&p.args, &m, &[], &mut b[..p.size]);
+            assert_eq!(a, b, "{spec}");
+        }
+    }
 }
