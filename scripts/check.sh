@@ -113,6 +113,8 @@ lane_a() {
 	fi
 	if [ -e "$ROOT/build/ref/bzImage" ]; then
 		step "vm ref: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" ref
+		step "vm ref: upstream ftracetest event+filter+trigger give the pristine kernel's results (patch 0007)" \
+			bash "$ROOT/scripts/ftracetest.sh" --core ref
 		step "vm ref: own .tc tests marked c-too, on the C implementation" bash "$ROOT/scripts/owntests.sh" ref
 		step "vm ref: C answers still match tests/vectors/c-ref.txt" bash "$ROOT/scripts/oracle.sh" verify ref
 		step "vm ref: client tools on C" bash "$ROOT/scripts/tools.sh" ref
