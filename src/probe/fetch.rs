@@ -216,10 +216,10 @@ pub fn store_noting<M: Machine + ?Sized, S: Store>(
 }
 
 /// Whether [`store_plain`] writes the record of `args` (`fixed_size` bytes
-/// of fixed part): every argument a value stored as is (a register, a
-/// stack slot, a function argument, `$retval`, an immediate, entry data:
-/// what `load` answers without reading memory; or 7.3's `$current`), of
-/// its field's size, and
+/// of fixed part): every argument a value (a register, a stack slot, a
+/// function argument, `$retval`, an immediate, entry data: what `load`
+/// answers without reading memory; or 7.3's `$current`) stored as is or
+/// the memory at an offset from it, of its field's size, and
 /// the fields one after the other from the record's start, covering all of
 /// it. Asked once, when the probe is made.
 pub fn plain<S: Store>(args: &[Arg<S>], fixed_size: usize) -> bool {
@@ -238,7 +238,7 @@ pub fn plain<S: Store>(args: &[Arg<S>], fixed_size: usize) -> bool {
                 | Op::Current
         );
         if !value
-            || c1.op != Op::StRaw
+            || !matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
             || c2.op != Op::End
             || a.dynamic
             || usize::from(c1.size) != a.size()
@@ -252,15 +252,17 @@ pub fn plain<S: Store>(args: &[Arg<S>], fixed_size: usize) -> bool {
     at == fixed_size
 }
 
-/// The payload of `args` for which [`plain`] holds: each value at its
-/// field, as [`store`] writes it (the same bytes), without its stages.
+/// The payload of `args` for which [`plain`] holds: each value, or the
+/// memory it points to, at its field, as [`store`] writes it (the same
+/// bytes, zeros for a read that faults), without its stages. Says whether
+/// a read faulted.
 #[inline(always)]
 pub fn store_plain<M: Machine + ?Sized, S: Store>(
     args: &[Arg<S>],
     m: &M,
     edata: &[u8],
     buf: &mut [u8],
-) {
+) -> bool {
     let mut out = Out {
         buf,
         dyn_pos: 0,
@@ -274,8 +276,14 @@ pub fn store_plain<M: Machine + ?Sized, S: Store>(
             Some(v) => v,
             None => m.current(),
         };
-        out.put_word(a.offset as usize, v.to_ne_bytes(), usize::from(c1.size));
+        let at = a.offset as usize;
+        match c1.op {
+            Op::StRaw => out.put_word(at, v.to_ne_bytes(), usize::from(c1.size)),
+            Op::StMem => store_mem(&mut out, at, m, Space::Kernel, c1, v),
+            _ => store_mem(&mut out, at, m, Space::User, c1, v),
+        }
     }
+    out.faulted
 }
 
 /// [`store`] with or without the shortcut for the commonest programs

@@ -17,9 +17,9 @@
 //!
 //! - `Hit::record` is inlined into the handler and calls one out-of-line
 //!   function per kind of record, each with only the frame it needs: no
-//!   arguments; values stored as is (registers, stack slots, function
-//!   arguments, immediates), written straight into each reservation without
-//!   the fetch stages; a fixed size, fetched straight into each
+//!   arguments; values (registers, stack slots, function arguments,
+//!   immediates) stored as is or the memory they point to, written straight
+//!   into each reservation without the fetch stages; a fixed size, fetched straight into each
 //!   reservation, as C does; strings, fetched once into this CPU's scratch
 //!   buffer, then exactly that many bytes reserved and copied. A hit with
 //!   strings that finds the buffer in use is counted as a miss, not
@@ -194,8 +194,9 @@ impl Hit {
         );
     }
 
-    /// Values stored as is, one field after the other (`fetch::plain`):
-    /// each written straight into the record, without the fetch stages.
+    /// Values stored as is, or the memory they point to, one field after
+    /// the other (`fetch::plain`): each written straight into the record,
+    /// without the fetch stages.
     #[inline(never)]
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn record_plain<const RET: bool>(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
@@ -210,10 +211,7 @@ impl Hit {
             h0,
             h1,
             p.spec.size,
-            |d| {
-                fetch::store_plain(args, &HitMachine::new(regs), edata, d);
-                false
-            },
+            |d| fetch::store_plain(args, &HitMachine::new(regs), edata, d),
         );
     }
 
