@@ -13,6 +13,7 @@
 #   make bench-vm-arm64  the same on the arm64 ref kernel
 #   make bench-memory  memory per probe and bulk create/remove, C and module
 #   make bench-create  instructions to define a probe (plain, BTF), C and module, -icount
+#   make bench-core  the core's record path, C against C: pristine 7.3 against the series (KERNEL=6.12: 6.12)
 #   make profile  where a hit's instructions go: make profile SPEC='p a=%di' [IMPL=--c]
 #   make vectors  re-record tests/vectors/c-ref.txt and c-ref-7.3.txt from C (ref, ref-7.3)
 #   make series   the patch series against pristine 6.12 into build/series (git format-patch);
@@ -27,7 +28,7 @@ KERNEL ?= 6.12
 
 FUZZ_SECONDS ?= 300
 
-.PHONY: run shell check kernel deps host-test fuzz bench bench-vm bench-vm-arm64 bench-memory bench-create profile stale-int3 race-broken vectors series apply checkpatch series-build clean
+.PHONY: run shell check kernel deps host-test fuzz bench bench-vm bench-vm-arm64 bench-memory bench-create bench-core profile stale-int3 race-broken vectors series apply checkpatch series-build clean
 
 run:
 	@bash scripts/run.sh
@@ -66,6 +67,9 @@ bench-memory:
 
 bench-create:
 	@bash scripts/bench-create.sh
+
+bench-core:
+	@bash scripts/bench-core.sh $(or $(KERNEL),7.3)
 
 # The kretprobe-oops experiment (README): the race on test and ref kernels
 # that count unclaimed int3 traps, SECS of it on each.

@@ -40,6 +40,10 @@ create)
 *) echo "usage: profile.sh hit|create ..." >&2; exit 1 ;;
 esac
 echo "MODTEXT $(cat /sys/module/rust_kprobe_events/sections/.text)"
+for s in .kprobes.text; do
+	[ -e "/sys/module/rust_kprobe_events/sections/$s" ] &&
+		echo "MODSECTION $s $(cat "/sys/module/rust_kprobe_events/sections/$s")"
+done
 echo PROFILE-START
 sleep 2
 if [ "$mode" = hit ]; then

@@ -113,6 +113,8 @@ lane_a() {
 	fi
 	if [ -e "$ROOT/build/ref/bzImage" ]; then
 		step "vm ref: ftracetest kprobe+dynevent" bash "$ROOT/scripts/ftracetest.sh" ref
+		step "vm ref: upstream ftracetest event+filter+trigger give the pristine kernel's results (patch 0007)" \
+			bash "$ROOT/scripts/ftracetest.sh" --core ref
 		step "vm ref: own .tc tests marked c-too, on the C implementation" bash "$ROOT/scripts/owntests.sh" ref
 		step "vm ref: C answers still match tests/vectors/c-ref.txt" bash "$ROOT/scripts/oracle.sh" verify ref
 		step "vm ref: client tools on C" bash "$ROOT/scripts/tools.sh" ref
@@ -129,6 +131,8 @@ lane_a() {
 	if [ -e "$ROOT/build/ref-7.3/bzImage" ]; then
 		step "vm ref-7.3: 7.3's upstream ftracetest kprobe+dynevent on C 7.3 with the 7.3 series" \
 			bash "$ROOT/scripts/ftracetest.sh" ref-7.3
+		step "vm ref-7.3: 7.3's upstream ftracetest event+filter+trigger give the pristine kernel's results (patch 0007)" \
+			bash "$ROOT/scripts/ftracetest.sh" --core ref-7.3
 		step "vm ref-7.3: client tools on C 7.3" bash "$ROOT/scripts/tools.sh" ref-7.3
 	fi
 	if [ -e "$ROOT/build/debug/bzImage" ]; then

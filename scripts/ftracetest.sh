@@ -5,12 +5,18 @@
 # the given variant (module loaded first on `test`), keep the raw results in
 # build/results/ftracetest-<variant>.txt and compare them with
 # tests/ftracetest-<variant>.expect (arm64-test and arm64-ref have their own).
+# --core: test.d/event, test.d/filter and test.d/trigger instead, what the
+# series' core patches touch (the record path every event takes), against
+# tests/ftracetest-core-<release>.expect: the pristine kernel's results
+# (`pristine`, `pristine-7.3`), which the `ref` kernels must give too.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 # --single-thread: QEMU runs both vCPUs on one host thread; --fixed-qemu:
 # on QEMU 10, both in parallel (vm.sh).
 single=()
+core=0
+[ "${1:-}" = --core ] && { core=1; shift; }
 case "${1:-}" in --single-thread|--fixed-qemu) single=("$1"); shift ;; esac
 variant=${1:?usage: ftracetest.sh [--single-thread|--fixed-qemu] VARIANT [K/N]}
 # K/N: only the K-th of N interleaved shares of the tests (make check runs
@@ -20,11 +26,13 @@ dirs=(test.d/kprobe test.d/dynevent)
 res=$ROOT/build/results
 mkdir -p "$res"
 name=$variant${part:+-part${part%/*}of${part#*/}}
+[ $core = 0 ] || { dirs=(test.d/event test.d/filter test.d/trigger) name=core-$name; }
 log=$res/ftracetest-$name.log
 load=
 # `debug` is `test` with the debug machinery: the same results are expected.
 expect=$variant
 [ "$variant" = debug ] && expect=test
+[ $core = 0 ] || expect=core-$(variant_kver "$variant")
 module_variant "$variant" && load='modprobe rust_kprobe_events &&'
 
 tree=$(variant_tree "$variant")

@@ -13,7 +13,7 @@ import os
 import re
 import sys
 
-RESULT = re.compile(r'^\[(\d+)\](\(instance\))?\s*(.*?)\s*\[(PASS|FAIL|UNRESOLVED|UNTESTED|UNSUPPORTED|XFAIL|UNDEFINED)\]\s*$')
+RESULT = re.compile(r'^\[(\d+)\]\s*(\(instance\))?\s*(.*?)\s*\[(PASS|FAIL|UNRESOLVED|UNTESTED|UNSUPPORTED|XFAIL|UNDEFINED)\]\s*$')
 ANSI = re.compile(r'\x1b\[[0-9;]*m')
 
 
@@ -21,7 +21,10 @@ def descriptions(ftrace_dir, dirs):
     out = {}
     for d in dirs:
         base = os.path.join(ftrace_dir, d)
-        for name in sorted(os.listdir(base)):
+        # (test.d/trigger has its tests in subdirectories too.)
+        names = sorted(os.path.relpath(os.path.join(r, n), base)
+                       for r, _, ns in os.walk(base) for n in ns)
+        for name in names:
             if not name.endswith('.tc'):
                 continue
             rel = os.path.join(d, name)

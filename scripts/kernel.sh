@@ -17,13 +17,19 @@ arch=$(variant_arch "$variant")
 export RKPE_KVER
 RKPE_KVER=$(variant_kver "$variant")
 [ -f "$ROOT/kconfig/$kind.config" ] || die "no kconfig/$kind.config"
-case "$variant" in test | ref | debug | arm64-test | arm64-ref | test-7.3 | ref-7.3) ;; *) die "no variant $variant" ;; esac
+case "$variant" in test | ref | debug | arm64-test | arm64-ref | test-7.3 | ref-7.3 | pristine | pristine-7.3) ;; *) die "no variant $variant" ;; esac
 
 bash "$ROOT/scripts/deps.sh"
 mkdir -p "$CACHE"
 # One build at a time per cache, whichever clone asks.
 lock_build_cache
-tree=$(bash "$ROOT/scripts/tree.sh")
+if variant_pristine "$variant"; then
+	# Debian's source itself, built out of tree (O=): nothing is written
+	# into it.
+	tree=$(pristine_dir "$RKPE_KVER")
+else
+	tree=$(bash "$ROOT/scripts/tree.sh")
+fi
 out=$CACHE/out-$variant
 mkdir -p "$out"
 jobs=$(( $(nproc) + 1 ))
@@ -73,7 +79,10 @@ if [ "$RKPE_KVER" = 7.3 ]; then
 	frags+=("$ROOT/kconfig/7.3.config")
 	skip+=" CONFIG_PROC_SYSCTL"
 fi
-if [ "$RKPE_KVER" = 6.12 ]; then
+if variant_pristine "$variant"; then
+	src_id="pristine $(cat "$tree/.version" 2>/dev/null || dpkg-query -W -f='${Version}' linux-source-6.12) LLVM=$llvm"
+	kpatches=()
+elif [ "$RKPE_KVER" = 6.12 ]; then
 	src_id=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 	kpatches=("$ROOT"/patches/*.patch)
 else
@@ -117,4 +126,5 @@ else
 fi
 ln -sfn "$out/modroot" "$b/modroot"
 ln -sfn "$out" "$b/out"
-if [ "$RKPE_KVER" = 6.12 ]; then ln -sfn "$tree" "$ROOT/build/tree"; else ln -sfn "$tree" "$ROOT/build/tree-$RKPE_KVER"; fi
+if variant_pristine "$variant"; then :
+elif [ "$RKPE_KVER" = 6.12 ]; then ln -sfn "$tree" "$ROOT/build/tree"; else ln -sfn "$tree" "$ROOT/build/tree-$RKPE_KVER"; fi

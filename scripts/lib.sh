@@ -179,9 +179,17 @@ configure_kernel() { # TREE OUT SKIP FRAG...
 # `*-7.3` (`test-7.3`, `ref-7.3`) is that configuration on Linux 7.3, the others are on
 # 6.12. variant_kind prints the configuration (test, ref, debug),
 # variant_arch the kernel's ARCH (x86, arm64), variant_kver the release.
+# `pristine` and `pristine-7.3` are Debian's kernel without the series, in
+# the `ref` configuration (C's kprobe events): what the series' core
+# patches are measured against (scripts/bench-core.sh).
 variant_kind() {
 	local v=${1%-7.3}
-	echo "${v#arm64-}"
+	v=${v#arm64-}
+	[ "$v" = pristine ] && v=ref
+	echo "$v"
+}
+variant_pristine() {
+	case "${1%-7.3}" in pristine | arm64-pristine) return 0 ;; *) return 1 ;; esac
 }
 variant_arch() {
 	case "$1" in arm64-*) echo arm64 ;; *) echo x86 ;; esac
@@ -203,6 +211,7 @@ variant_build_env() { # VARIANT
 # The kernel tree a built variant was built from (build/tree for 6.12,
 # build/tree-7.3 for 7.3: links kernel.sh makes).
 variant_tree() {
+	variant_pristine "$1" && { pristine_dir "$(variant_kver "$1")"; return; }
 	case "$(variant_kver "$1")" in
 	6.12) readlink -f "$ROOT/build/tree" ;;
 	*) readlink -f "$ROOT/build/tree-$(variant_kver "$1")" ;;

@@ -40,11 +40,12 @@ ap.add_argument('--create', type=int, metavar='N',
                 help='profile defining N probes SPEC on vfs_read in one write instead of hits '
                      '(instructions per probe)')
 ap.add_argument('--arch', choices=('x86', 'arm64'), default='x86')
+ap.add_argument('--variant', help='a ref variant of ARCH other than its default (ref-7.3)')
 ap.add_argument('--mode', choices=('soft', 'off'),
                 help='the event soft-disabled by a trigger, or tracing_on 0 (guest/bench.sh\'s rows)')
 a = ap.parse_args()
 
-variant = 'arm64-ref' if a.arch == 'arm64' else 'ref'
+variant = a.variant or ('arm64-ref' if a.arch == 'arm64' else 'ref')
 b = os.path.join(ROOT, 'build', variant)
 img = subprocess.check_output(['bash', os.path.join(ROOT, 'scripts/initramfs.sh'), variant], text=True).split()[-1]
 tmp = tempfile.mkdtemp(prefix='rkpe-prof.')
@@ -83,6 +84,9 @@ def monitor(command):
 
 
 modtext = None
+# The module's sections by name (.text, and .kprobes.text, where its hit
+# path is), at the addresses the guest prints.
+modsecs = {}
 console = []
 timer = threading.Timer(600, p.kill)
 timer.start()
@@ -90,6 +94,10 @@ for line in p.stdout:
     console.append(line)
     if line.startswith('MODTEXT '):
         modtext = int(line.split()[1], 16)
+        modsecs['.text'] = modtext
+    elif line.startswith('MODSECTION '):
+        f = line.split()
+        modsecs[f[1]] = int(f[2], 16)
     elif line.startswith('PROFILE-START'):
         monitor('log exec,nochain,in_asm')
     elif line.startswith('PROFILE-END'):
@@ -110,8 +118,8 @@ for l in subprocess.check_output(['llvm-nm', '-S', '--defined-only', os.path.joi
 ko = os.path.join(b, 'rust_kprobe_events.ko')
 for l in subprocess.check_output(['llvm-objdump', '-t', ko], text=True).splitlines():
     f = l.split()
-    if len(f) >= 6 and f[-3] == '.text' and 'F' in f[1:-3]:
-        syms.append((modtext + int(f[0], 16), int(f[-2], 16), 'mod:' + f[-1]))
+    if len(f) >= 6 and f[-3] in modsecs and 'F' in f[1:-3]:
+        syms.append((modsecs[f[-3]] + int(f[0], 16), int(f[-2], 16), 'mod:' + f[-1]))
 syms.sort()
 addrs = [s[0] for s in syms]
 

@@ -128,6 +128,9 @@ pub(crate) struct ProbeShared {
     event: Arc<EventShared>,
     /// Some argument is a string (its size is known only once fetched).
     dynamic: bool,
+    /// Every argument a value stored as is, the fields one after the other
+    /// (`fetch::plain`): the hit writes them without the fetch stages.
+    plain: bool,
     /// For a probe on an address: how far the kprobe core moved it when it
     /// registered (past an `endbr64` at a function's entry: 4), which
     /// `kprobe_events` shows (`kp.addr`, as C). The registered address
@@ -637,6 +640,7 @@ impl Probes {
         );
 
         let dynamic = spec.args.as_slice().iter().any(|a| a.dynamic);
+        let plain = crate::probe::fetch::plain(spec.args.as_slice(), spec.size);
         let maxactive = spec.maxactive;
         let symbol = match spec.place {
             SpecPlace::Symbol { .. } => {
@@ -650,6 +654,7 @@ impl Probes {
                 symbol,
                 event: event.clone(),
                 dynamic,
+                plain,
                 moved: AtomicU8::new(0),
                 // What the spec asks for until the kprobe core says (C lists
                 // `rN:` for a pending probe too).
@@ -824,6 +829,7 @@ impl Probes {
                 symbol,
                 event: event.clone(),
                 dynamic: false,
+                plain: false,
                 moved: AtomicU8::new(0),
                 maxactive: AtomicU32::new(maxactive),
                 unresolved: false,

@@ -215,6 +215,77 @@ pub fn store_noting<M: Machine + ?Sized, S: Store>(
     store_with::<M, S, true>(args, fixed_size, m, edata, head, buf)
 }
 
+/// Whether [`store_plain`] writes the record of `args` (`fixed_size` bytes
+/// of fixed part): every argument a value (a register, a stack slot, a
+/// function argument, `$retval`, an immediate, entry data: what `load`
+/// answers without reading memory; or 7.3's `$current`) stored as is or
+/// the memory at an offset from it, of its field's size, and
+/// the fields one after the other from the record's start, covering all of
+/// it. Asked once, when the probe is made.
+pub fn plain<S: Store>(args: &[Arg<S>], fixed_size: usize) -> bool {
+    let mut at = 0usize;
+    for a in args {
+        let [c0, c1, c2] = a.store.head();
+        let value = matches!(
+            c0.op,
+            Op::Reg
+                | Op::Stack
+                | Op::StackP
+                | Op::Arg
+                | Op::Retval
+                | Op::Imm
+                | Op::Edata
+                | Op::Current
+        );
+        if !value
+            || !matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
+            || c2.op != Op::End
+            || a.dynamic
+            || usize::from(c1.size) != a.size()
+            || !matches!(c1.size, 1 | 2 | 4 | 8)
+            || a.offset as usize != at
+        {
+            return false;
+        }
+        at += a.size();
+    }
+    at == fixed_size
+}
+
+/// The payload of `args` for which [`plain`] holds: each value, or the
+/// memory it points to, at its field, as [`store`] writes it (the same
+/// bytes, zeros for a read that faults), without its stages. Says whether
+/// a read faulted.
+#[inline(always)]
+pub fn store_plain<M: Machine + ?Sized, S: Store>(
+    args: &[Arg<S>],
+    m: &M,
+    edata: &[u8],
+    buf: &mut [u8],
+) -> bool {
+    let mut out = Out {
+        buf,
+        dyn_pos: 0,
+        head: 0,
+        faulted: false,
+    };
+    for a in args {
+        let [c0, c1, _] = a.store.head();
+        // (`plain` took only values `load` answers, and `$current`.)
+        let v = match load(c0, m, edata) {
+            Some(v) => v,
+            None => m.current(),
+        };
+        let at = a.offset as usize;
+        match c1.op {
+            Op::StRaw => out.put_word(at, v.to_ne_bytes(), usize::from(c1.size)),
+            Op::StMem => store_mem(&mut out, at, m, Space::Kernel, c1, v),
+            _ => store_mem(&mut out, at, m, Space::User, c1, v),
+        }
+    }
+    out.faulted
+}
+
 /// [`store`] with or without the shortcut for the commonest programs
 /// ([`simple`]); without, for tests that hold the two paths to the same
 /// bytes.

@@ -17,13 +17,16 @@
 //!
 //! - `Hit::record` is inlined into the handler and calls one out-of-line
 //!   function per kind of record, each with only the frame it needs: no
-//!   arguments; a fixed size, fetched straight into each reservation, as C
-//!   does; strings, fetched once into this CPU's scratch buffer, then exactly
-//!   that many bytes reserved and copied. A hit with strings that finds the
-//!   buffer in use is counted as a miss, not recorded.
-//! - The record goes through `EventFile::record_hit`, straight into the ring
-//!   buffer while nothing needs the tracing core's full commit. The perf side
-//!   is out of line (`#[cold]`).
+//!   arguments; values (registers, stack slots, function arguments,
+//!   immediates) stored as is or the memory they point to, written straight
+//!   into each reservation without the fetch stages; a fixed size, fetched straight into each
+//!   reservation, as C does; strings, fetched once into this CPU's scratch
+//!   buffer, then exactly that many bytes reserved and copied. A hit with
+//!   strings that finds the buffer in use is counted as a miss, not
+//!   recorded.
+//! - The record goes through `EventFile::record_hit`, the tracing core's
+//!   `trace_event_buffer_reserve()` and commit, as every event's. The perf
+//!   side is out of line (`#[cold]`).
 //! - The fetch programs' shapes were worked out when they were parsed
 //!   (`probe::fetch`).
 //!
@@ -165,6 +168,8 @@ impl Hit {
         self.counters.inc(count::HITS, regs);
         if self.probe.spec.args.as_slice().is_empty() {
             self.record_empty::<RET>(regs, h0, h1);
+        } else if self.probe.plain {
+            self.record_plain::<RET>(regs, edata, h0, h1);
         } else if !self.probe.dynamic {
             self.record_fixed::<RET>(regs, edata, h0, h1);
         } else {
@@ -186,6 +191,27 @@ impl Hit {
             h1,
             0,
             |_| false,
+        );
+    }
+
+    /// Values stored as is, or the memory they point to, one field after
+    /// the other (`fetch::plain`): each written straight into the record,
+    /// without the fetch stages.
+    #[inline(never)]
+    #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
+    fn record_plain<const RET: bool>(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {
+        let p = &*self.probe;
+        let ev = &*p.event;
+        let args = p.spec.args.as_slice();
+        write(
+            ev,
+            &self.counters,
+            regs,
+            format::head_size(RET),
+            h0,
+            h1,
+            p.spec.size,
+            |d| fetch::store_plain(args, &HitMachine::new(regs), edata, d),
         );
     }
 

@@ -4,22 +4,12 @@
 //! into that instance's ring buffer ([`Reservation`], and a probe hit's
 //! record through [`EventFile::record_hit`]).
 //!
-//! Records go through the tracing core's API for providers that write their
-//! own records (a patch of the series: `trace_event_record_reserve()`,
-//! `_commit()` and `_write()`), which this file wraps:
-//!
-//! - While nothing needs the full commit (no filter, trigger, pid filter,
-//!   soft-disable, stack trace option, `tp_printk` or export), the reserve
-//!   and the commit write straight into the ring buffer. Otherwise they take
-//!   `trace_event_buffer_reserve()` and `_commit()`, with the hit's registers,
-//!   so that `options/stacktrace` shows the probed function's stack.
-//! - An event whose only reason for the full path is a filter makes a record
-//!   of up to 128 bytes on the stack, which `trace_event_record_write()`
-//!   filters before anything is reserved. A zeroed word follows it: a filter
-//!   on an empty string at the record's end reads a NUL there.
-//! - The soft-disabled test is the caller's (`EventFile::soft_disabled`), as
-//!   C's providers call `trace_trigger_soft_disabled()` before they reserve;
-//!   inside the API it would cost a second call on every hit.
+//! Records go through `trace_event_buffer_reserve()` and
+//! `trace_event_buffer_commit()`, as every event's do; the tracing core
+//! takes its own short way through them for an event that asks nothing of
+//! its records. A probe hit's commit also says what became of the record
+//! (`trace_event_buffer_commit_fate()`), so that a provider can count why a
+//! hit left none.
 
 use crate::{bindings, types::Opaque};
 use core::{marker::PhantomData, mem::MaybeUninit, ptr};
@@ -42,14 +32,17 @@ pub enum Fate {
 }
 
 impl Fate {
-    /// The fate C's record API answered.
+    /// The fate the tracing core answered.
     #[inline(always)]
     fn from_raw(fate: bindings::trace_event_record_fate) -> Self {
-        // SAFETY: `trace_event_record_commit()` and `_write()` return one
-        // of the values of `enum trace_event_record_fate`, and this enum
-        // has those values (`repr(u32)`). (No match: on a hit, the
-        // conversion costs no instruction.)
-        unsafe { core::mem::transmute::<bindings::trace_event_record_fate, Fate>(fate) }
+        match fate {
+            bindings::trace_event_record_fate_TRACE_EVENT_RECORD_WRITTEN => Fate::Written,
+            bindings::trace_event_record_fate_TRACE_EVENT_RECORD_FILTERED => Fate::Filtered,
+            bindings::trace_event_record_fate_TRACE_EVENT_RECORD_DISABLED => Fate::Disabled,
+            // `TRACE_EVENT_RECORD_NO_ROOM`, or a fate this enum does not
+            // know yet: no record.
+            _ => Fate::NoRoom,
+        }
     }
 }
 
@@ -133,25 +126,23 @@ impl EventFile {
         unsafe { bindings::__trace_trigger_soft_disabled(self.as_raw()) }
     }
 
-    /// `trace_event_record_reserve()` of `len` bytes into `rec`, with
-    /// `regs` (or null) for a stack trace: the record, or null. What
-    /// [`EventFile::reserve`] and [`EventFile::record_hit`] share.
+    /// `trace_event_buffer_reserve()` of `len` bytes into `fbuffer`: the
+    /// record, its `trace_entry` filled in, or null.
     #[inline(always)]
     fn reserve_into(
         &self,
-        rec: &mut MaybeUninit<bindings::trace_event_record>,
+        fbuffer: &mut MaybeUninit<bindings::trace_event_buffer>,
         len: usize,
-        regs: *mut bindings::pt_regs,
-    ) -> *mut core::ffi::c_void {
-        // SAFETY: the file is valid (type invariant) and `rec` is valid for
-        // writes; `regs` is null or the registers of a hit, alive (and
-        // preemption off) while the caller's `&PtRegs` lives.
-        unsafe { bindings::trace_event_record_reserve(rec.as_mut_ptr(), self.as_raw(), len, regs) }
+    ) -> *mut u8 {
+        // SAFETY: the file is valid (type invariant) and `fbuffer` is valid
+        // for writes.
+        unsafe { bindings::trace_event_buffer_reserve(fbuffer.as_mut_ptr(), self.as_raw(), len) }
+            .cast()
     }
 
     /// Reserves a record of `len` bytes (the `trace_entry` header included
     /// and already filled in) in the instance's ring buffer, committed when
-    /// the [`Reservation`] is dropped (`trace_event_record_reserve()`);
+    /// the [`Reservation`] is dropped (`trace_event_buffer_reserve()`);
     /// `None` if the buffer is off or full, the pid filter drops the task,
     /// or `len` is shorter than the header. Ask
     /// [`EventFile::soft_disabled`] first.
@@ -160,20 +151,20 @@ impl EventFile {
         if len < super::ENTRY_SIZE {
             return None;
         }
-        let mut rec = MaybeUninit::<bindings::trace_event_record>::uninit();
+        let mut fbuffer = MaybeUninit::<bindings::trace_event_buffer>::uninit();
         // Nothing of the reservation points into this frame, so it can
         // move; the ring buffer keeps preemption off from the reserve to
         // the commit.
-        let entry = self.reserve_into(&mut rec, len, ptr::null_mut());
+        let entry = self.reserve_into(&mut fbuffer, len);
         if entry.is_null() {
             return None;
         }
-        // INVARIANT: the successful reserve filled in `rec` and gave `len`
-        // writable bytes at `entry`.
+        // INVARIANT: the successful reserve filled in `fbuffer` and gave
+        // `len` writable bytes at `entry`.
         Some(Reservation {
             // SAFETY: filled in by the successful reserve.
-            rec: unsafe { rec.assume_init() },
-            entry: entry.cast(),
+            fbuffer: unsafe { fbuffer.assume_init() },
+            entry,
             len,
             _file: PhantomData,
         })
@@ -183,19 +174,14 @@ impl EventFile {
     /// and already filled in) for a probe hit with registers `regs`: `fill`
     /// writes the rest. As C's handlers do first
     /// (`trace_trigger_soft_disabled()`), the event's unconditional
-    /// triggers run, and nothing is written while it is soft-disabled. The
-    /// record is reserved, filled and committed with the reservation on the
-    /// caller's stack (`trace_event_record_reserve()`); a filtered event's
-    /// record is made on the stack and written only if the filter takes it
-    /// (`trace_event_record_write()`). A stack trace recorded with the
-    /// record (`options/stacktrace`) starts at the probed instruction, as
-    /// for C's kprobe events (`__kprobe_trace_func()`,
-    /// trace_kprobe.c:1470-1480: `fbuffer.regs = regs`). A `len` shorter
+    /// triggers run, and nothing is written while it is soft-disabled. A
+    /// stack trace recorded with the record (`options/stacktrace`) starts at
+    /// the probed instruction, as for C's kprobe events
+    /// (`__kprobe_trace_func()`: `fbuffer.regs = regs`). A `len` shorter
     /// than the header writes nothing (a [`Fate::NoRoom`]).
     ///
     /// Then `done` is told what became of the record, so that a provider
-    /// can count why a hit left none. (A callback, not a return value: on
-    /// the usual paths the fate is a constant where `done` is inlined.)
+    /// can count why a hit left none.
     #[cfg(CONFIG_KPROBES)]
     #[inline]
     pub fn record_hit(
@@ -208,107 +194,38 @@ impl EventFile {
         if len < super::ENTRY_SIZE {
             return done(Fate::NoRoom);
         }
-        // Which of the tracing core's calls fits is asked here, without a
-        // call (they ask again themselves).
-        let flags = self.flags();
-        if flags & FULL_PATH_FLAGS != 0 {
-            if self.soft_disabled_as(flags) {
-                return done(Fate::Disabled);
-            }
-            if flags & FULL_PATH_FLAGS == FILTERED && len <= FILTERED_ON_STACK {
-                // A filter alone: the record is made on the stack, and the
-                // filter decides before anything is reserved
-                // (`trace_event_record_write()`). (Words: the filter reads
-                // the fields where they are. One more than the record,
-                // zeroed: a string filter reads an empty string at the
-                // record's end, as a NUL there.)
-                let mut rec = MaybeUninit::<[u64; FILTERED_ON_STACK / 8 + 1]>::uninit();
-                let p = rec.as_mut_ptr().cast::<u8>();
-                // SAFETY: `p` has room for `FILTERED_ON_STACK + 8 >= len + 8`
-                // bytes; the first `len + 8` are zeroed here, so
-                // initialised.
-                let bytes = unsafe {
-                    ptr::write_bytes(p, 0, len + 8);
-                    core::slice::from_raw_parts_mut(p, len)
-                };
-                fill(bytes);
-                // SAFETY: the file is valid; `p` has the record's `len`
-                // bytes and a zeroed word after them, 8-aligned; preemption
-                // is off while `regs` lives.
-                let fate = unsafe {
-                    bindings::trace_event_record_write(self.as_raw(), p.cast(), len, regs.as_raw())
-                };
-                return done(Fate::from_raw(fate));
-            }
+        if self.soft_disabled() {
+            return done(Fate::Disabled);
         }
-        // Without a filter, pid filter or soft-disable (`FULL_PATH_FLAGS`
-        // clear when the flags were read), a record is dropped only for want
-        // of room, and a record reserved is written: the usual hit asks C
-        // nothing about it, and `done` is called with a constant fate.
-        let plain = flags & FULL_PATH_FLAGS == 0;
-        let mut rec = MaybeUninit::<bindings::trace_event_record>::uninit();
-        let entry = self.reserve_into(&mut rec, len, regs.as_raw());
+        let mut fbuffer = MaybeUninit::<bindings::trace_event_buffer>::uninit();
+        let entry = self.reserve_into(&mut fbuffer, len);
         if entry.is_null() {
-            return done(if plain {
-                Fate::NoRoom
-            } else {
-                unreserved(&rec)
-            });
+            // SAFETY: the file is valid; preemption is off while `regs`
+            // lives, as since the reserve.
+            let fate = unsafe { bindings::trace_event_buffer_unreserved(self.as_raw()) };
+            return done(Fate::from_raw(fate));
         }
+        // SAFETY: the successful reserve filled in `fbuffer`; `regs` (the
+        // registers of the hit) outlive the commit below.
+        unsafe { ptr::addr_of_mut!((*fbuffer.as_mut_ptr()).regs).write(regs.as_raw()) };
         // SAFETY: the reserve gave `len` writable bytes at `entry`, ours
         // until the commit below.
-        fill(unsafe { core::slice::from_raw_parts_mut(entry.cast::<u8>(), len) });
-        // SAFETY: `rec` holds the reservation made above; `regs` outlives
-        // the commit.
-        let fate = unsafe { bindings::trace_event_record_commit(rec.as_mut_ptr()) };
-        done(if plain {
-            Fate::Written
-        } else {
-            Fate::from_raw(fate)
-        })
+        fill(unsafe { core::slice::from_raw_parts_mut(entry, len) });
+        // SAFETY: `fbuffer` holds the reservation made above.
+        let fate = unsafe { bindings::trace_event_buffer_commit_fate(fbuffer.as_mut_ptr()) };
+        done(Fate::from_raw(fate))
     }
 }
-
-/// Why a reserve into `rec` gave no record. (Inline: one load, where a
-/// call would cost a hit that finds tracing off more than it.)
-#[cfg(CONFIG_KPROBES)]
-#[inline(always)]
-fn unreserved(rec: &MaybeUninit<bindings::trace_event_record>) -> Fate {
-    // SAFETY: a reserve that returns null has set `fate` (and only it),
-    // to a value of `enum trace_event_record_fate`.
-    Fate::from_raw(unsafe { ptr::addr_of!((*rec.as_ptr()).fate).read() })
-}
-
-/// The file flags under which a record needs more than a reserve and a
-/// commit (a pid filter, a filter, a trigger, a soft-disable): then
-/// [`EventFile::record_hit`] asks about the soft-disable and the filter
-/// first, as the tracing core would.
-#[cfg(CONFIG_KPROBES)]
-const FULL_PATH_FLAGS: u64 = (bindings::EVENT_FILE_FL_PID_FILTER
-    | bindings::EVENT_FILE_FL_FILTERED
-    | bindings::EVENT_FILE_FL_SOFT_DISABLED
-    | bindings::EVENT_FILE_FL_TRIGGER_MODE
-    | bindings::EVENT_FILE_FL_TRIGGER_COND) as u64;
-
-/// A filter on the file (`EVENT_FILE_FL_FILTERED`).
-#[cfg(CONFIG_KPROBES)]
-const FILTERED: u64 = bindings::EVENT_FILE_FL_FILTERED as u64;
-
-/// Largest record of a filtered event made on the stack and filtered
-/// before it is reserved ([`EventFile::record_hit`]); a larger one takes
-/// the tracing core's filter buffer.
-#[cfg(CONFIG_KPROBES)]
-const FILTERED_ON_STACK: usize = 128;
 
 /// A record reserved in a ring buffer; committed when dropped.
 ///
 /// # Invariants
 ///
 /// `entry` points to `len` writable bytes of the reserved record, and
-/// `rec` is the reservation `trace_event_record_commit()` takes.
+/// `fbuffer` is the reservation `trace_event_buffer_commit()` takes.
 #[must_use]
 pub struct Reservation<'a> {
-    rec: bindings::trace_event_record,
+    fbuffer: bindings::trace_event_buffer,
     entry: *mut u8,
     len: usize,
     _file: PhantomData<&'a EventFile>,
@@ -326,7 +243,7 @@ impl Reservation<'_> {
 impl Drop for Reservation<'_> {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: by the type invariant `rec` holds a reservation.
-        unsafe { bindings::trace_event_record_commit(&mut self.rec) };
+        // SAFETY: by the type invariant `fbuffer` holds a reservation.
+        unsafe { bindings::trace_event_buffer_commit(&mut self.fbuffer) };
     }
 }

@@ -13,7 +13,7 @@ use super::super::env::Env;
 use super::super::format::head_size;
 use super::super::insn::{Class, Insn, Op, Value};
 use super::super::output::{print_event, Head};
-use super::{store, store_noting, store_with};
+use super::{plain, store, store_noting, store_plain, store_with};
 use crate::fake::{parse, FakeMachine};
 
 /// The arguments as a stored probe keeps them (the program past its head
@@ -799,6 +799,87 @@ fn btf_programs_are_hand_written_ones() {
                 assert!(fast[end..].iter().all(|&b| b == fill), "{btf}: fast");
                 assert!(slow[end..].iter().all(|&b| b == fill), "{btf}: slow");
             }
+        }
+    }
+}
+
+/// The plain path (`store_plain`) writes what `store` writes, for the
+/// probes `plain` takes, and `plain` takes the probes of values alone.
+#[test]
+fn plain_records_as_store() {
+    // Reads that fault (the registers hold 0), and reads that do not.
+    let mut mapped = machine();
+    for (r, v) in [
+        ("di", KSTR),
+        ("si", KPTRS),
+        ("dx", KSTR + 8),
+        ("cx", KPTRS + 8),
+    ] {
+        mapped.set(r, v);
+    }
+    for m in [machine(), mapped] {
+        for (spec, is_plain) in [
+            ("p:t vfs_read a=%di", true),
+            ("p:t vfs_read a=%di b=%si:u32 c=$stack0:s16 d=%dx:x8", true),
+            ("p:t vfs_read e=\\1234", true),
+            ("p:t vfs_read f=$stack", true),
+            ("r:t vfs_read a=$retval b=$retval:s8 c=%ax:u16", true),
+            ("p:t vfs_read a=$arg1 b=$arg2:u32 c=$arg7", true),
+            ("p:t vfs_read a=%di b=+0(%si):u64", true),
+            (
+                "p:t vfs_read a=+8(%di):u32 b=+0(%si):u16 c=+4(%dx):s8 d=+0(%cx):x64",
+                true,
+            ),
+            ("p:t vfs_read a=+0(+8(%si)):u64", false),
+            ("p:t vfs_read a=+u0(%si):u32", true),
+            ("p:t vfs_read a=%di b=$comm", false),
+            ("p:t vfs_read a=+0(%si):u8[2]", false),
+            ("p:t vfs_read a=+0(%si):string", false),
+            ("p:t vfs_read a=%di:b4@4/32", false),
+            ("p:t vfs_read a=@vfs_read b=@vfs_read+8:u32", true),
+            ("p:t vfs_read a=%di:symbol", true),
+        ] {
+            let p = parse(spec)
+                .unwrap_or_else(|e| panic!("{spec}: {e:?}"))
+                .expect("a probe");
+            assert_eq!(plain(&p.args, p.size), is_plain, "{spec}");
+            if !is_plain {
+                continue;
+            }
+            let stored = split(&p.args);
+            assert!(plain(&stored, p.size), "{spec}: stored");
+            for fill in [0u8, 0xaa] {
+                let mut a = vec![fill; 256];
+                let mut b = vec![fill; 256];
+                let (n, f) = store_noting(&p.args, p.size, &m, &[], head_size(p.is_return), &mut a);
+                assert_eq!(n, p.size, "{spec}");
+                let g = store_plain(&stored, &m, &[], &mut b[..p.size]);
+                assert_eq!(a, b, "{spec} (fill {fill:#x})");
+                assert_eq!(f, g, "{spec}: faulted");
+            }
+        }
+    }
+    let m = machine();
+    // 7.3's `$current` as a value; through it, not.
+    let env = crate::fake::InDialect(
+        crate::fake::FakeEnv,
+        crate::probe::dialect::Dialect::Linux7_3,
+    );
+    for (spec, is_plain) in [
+        ("p:t vfs_read a=$current b=%si:u32", true),
+        ("p:t vfs_read a=+8($current):u32 b=$current", true),
+        ("p:t vfs_read a=+0(+8($current)):u32", false),
+    ] {
+        let p = crate::fake::parse_on(&env, spec)
+            .expect("parses")
+            .expect("a probe");
+        assert_eq!(plain(&p.args, p.size), is_plain, "{spec}");
+        if is_plain {
+            let mut a = vec![0xaa; 64];
+            let mut b = vec![0xaa; 64];
+            store(&p.args, p.size, &m, &[], 16, &mut a);
+            store_plain(&p.args, &m, &[], &mut b[..p.size]);
+            assert_eq!(a, b, "{spec}");
         }
     }
 }
