@@ -219,9 +219,11 @@ pub fn store_noting<M: Machine + ?Sized, S: Store>(
 /// of fixed part): every argument a value (a register, a stack slot, a
 /// function argument, `$retval`, an immediate, entry data: what `load`
 /// answers without reading memory; or 7.3's `$current`) stored as is or
-/// the memory at an offset from it, of its field's size, and
-/// the fields one after the other from the record's start, covering all of
-/// it. Asked once, when the probe is made.
+/// the memory at an offset from it, of its field's size, or any other
+/// program with a [`Shortcut`] that is not a string (dereference chains,
+/// per-CPU addresses, bitfields), and the fields one after the other from
+/// the record's start, covering all of it. Asked once, when the probe is
+/// made.
 pub fn plain<S: Store>(args: &[Arg<S>], fixed_size: usize) -> bool {
     let mut at = 0usize;
     for a in args {
@@ -237,12 +239,13 @@ pub fn plain<S: Store>(args: &[Arg<S>], fixed_size: usize) -> bool {
                 | Op::Edata
                 | Op::Current
         );
-        if !value
-            || !matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
-            || c2.op != Op::End
+        let head = value
+            && matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
+            && c2.op == Op::End
+            && usize::from(c1.size) == a.size();
+        if !(head || fixed_shortcut(a))
             || a.dynamic
-            || usize::from(c1.size) != a.size()
-            || !matches!(c1.size, 1 | 2 | 4 | 8)
+            || !matches!(a.size(), 1 | 2 | 4 | 8)
             || a.offset as usize != at
         {
             return false;
@@ -250,6 +253,17 @@ pub fn plain<S: Store>(args: &[Arg<S>], fixed_size: usize) -> bool {
         at += a.size();
     }
     at == fixed_size
+}
+
+/// Whether `a` has a [`Shortcut`] whose store is not a string's (it writes
+/// its field whole, and nothing else).
+fn fixed_shortcut<S: Store>(a: &Arg<S>) -> bool {
+    a.shortcut.is_some_and(|sc| {
+        !matches!(
+            a.insn(usize::from(sc.store)).op,
+            Op::StString | Op::StUString
+        )
+    })
 }
 
 /// The payload of `args` for which [`plain`] holds: each value, or the
@@ -270,13 +284,21 @@ pub fn store_plain<M: Machine + ?Sized, S: Store>(
         faulted: false,
     };
     for a in args {
-        let [c0, c1, _] = a.store.head();
+        let [c0, c1, c2] = a.store.head();
+        let at = a.offset as usize;
+        if c2.op != Op::End {
+            // A chain, a per-CPU address or a bitfield: `plain` took it
+            // for its shortcut, which writes the field whole.
+            if let Some(sc) = a.shortcut {
+                run_shortcut(a, sc, m, edata, at, a.size(), &mut out);
+            }
+            continue;
+        }
         // (`plain` took only values `load` answers, and `$current`.)
         let v = match load(c0, m, edata) {
             Some(v) => v,
             None => m.current(),
         };
-        let at = a.offset as usize;
         match c1.op {
             Op::StRaw => out.put_word(at, v.to_ne_bytes(), usize::from(c1.size)),
             Op::StMem => store_mem(&mut out, at, m, Space::Kernel, c1, v),
