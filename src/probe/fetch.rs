@@ -290,7 +290,7 @@ pub fn store_plain<M: Machine + ?Sized, S: Store>(
             // A chain, a per-CPU address or a bitfield: `plain` took it
             // for its shortcut, which writes the field whole.
             if let Some(sc) = a.shortcut {
-                run_shortcut(a, sc, m, edata, at, a.size(), &mut out);
+                store_plain_chain(a, sc, m, edata, at, &mut out);
             }
             continue;
         }
@@ -306,6 +306,75 @@ pub fn store_plain<M: Machine + ?Sized, S: Store>(
         }
     }
     out.faulted
+}
+
+/// A [`plain`] argument with a [`Shortcut`] of more than a load and a
+/// store: its dereferences, then its store with or without a bitfield,
+/// written whole (zeros on a fault), as [`run_shortcut`] writes it; here,
+/// without that function's call and frame.
+#[inline(always)]
+fn store_plain_chain<M: Machine + ?Sized, S: Store>(
+    a: &Arg<S>,
+    sc: Shortcut,
+    m: &M,
+    edata: &[u8],
+    at: usize,
+    out: &mut Out<'_>,
+) {
+    let size = a.size();
+    let (first, st) = (usize::from(sc.load), usize::from(sc.store));
+    // (`shortcut()` takes only the loads `load` answers, and `$current`.)
+    let mut v = match load(a.insn(first), m, edata) {
+        Some(v) => v,
+        None => m.current(),
+    };
+    if sc.derefs != Chain::None {
+        let deref = |v: u64, d: &Insn| {
+            let space = if d.op == Op::Deref {
+                Space::Kernel
+            } else {
+                Space::User
+            };
+            read_word(m, space, v.wrapping_add(d.offset as u64))
+        };
+        // (A per-CPU address only where the chain has one: each step asked
+        // what it is there alone.)
+        let step = |v: u64, d: &Insn| {
+            if d.op == Op::CpuPtr {
+                Ok(m.this_cpu_ptr(v))
+            } else {
+                deref(v, d)
+            }
+        };
+        let r = match (a.store.head().get(first + 1..st), sc.derefs) {
+            (Some(ds), Chain::Derefs) => ds.iter().try_fold(v, deref),
+            (Some(ds), _) => ds.iter().try_fold(v, step),
+            (None, Chain::Derefs) => fold_insns(a, first + 1..st, v, deref),
+            (None, _) => fold_insns(a, first + 1..st, v, step),
+        };
+        match r {
+            Ok(w) => v = w,
+            Err(Fault) => {
+                out.faulted = true;
+                out.put_word(at, [0; 8], size);
+                return;
+            }
+        }
+    }
+    let c = a.insn(st);
+    let n = usize::from(c.size);
+    // `shortcut()` checked, and `plain` that it is not a string.
+    let raw = match c.op {
+        Op::StRaw => v.to_ne_bytes(),
+        Op::StMem => mem_word(out, m, Space::Kernel, c, v),
+        _ => mem_word(out, m, Space::User, c, v),
+    };
+    let w = if sc.bitfield {
+        bitfield(word_of(raw, n), n, a.insn(st + 1)).to_ne_bytes()
+    } else {
+        raw
+    };
+    out.put_word(at, w, n);
 }
 
 /// [`store`] with or without the shortcut for the commonest programs

@@ -878,6 +878,15 @@ fn plain_records_as_store() {
         ("p:t vfs_read a=+8($current):u32 b=$current", true),
         ("p:t vfs_read a=+0(+8($current)):u32", true),
         ("p:t vfs_read a=+0(+8($current)):string", false),
+        (
+            "p:t vfs_read a=this_cpu_read(%si):u16 b=+4(this_cpu_ptr(%di)):u32 c=%di",
+            true,
+        ),
+        (
+            "p:t vfs_read a=this_cpu_read(this_cpu_ptr(%si)):x64 c=this_cpu_ptr(%si):b3@2/8",
+            true,
+        ),
+        ("p:t vfs_read a=+0(this_cpu_read(%si)):string", false),
     ] {
         let p = crate::fake::parse_on(&env, spec)
             .expect("parses")
