@@ -309,10 +309,15 @@ pub fn store_plain<M: Machine + ?Sized, S: Store>(
 }
 
 /// A [`plain`] argument with a [`Shortcut`] of more than a load and a
-/// store: its dereferences, then its store with or without a bitfield,
-/// written whole (zeros on a fault), as [`run_shortcut`] writes it; here,
-/// without that function's call and frame.
-#[inline(always)]
+/// store: its dereferences (and per-CPU addresses), then its store with or
+/// without a bitfield, written whole (zeros on a fault), as
+/// [`run_shortcut`] writes it. The commonest (one dereference, or a
+/// bitfield on a value or on one read) are in the program's head and are
+/// written here; longer chains by [`run_shortcut`]. Out of line, so that
+/// the loop in [`store_plain`] keeps only the registers values need
+/// (inlined, it cost every plain probe one to two percent).
+#[inline(never)]
+#[cfg_attr(CONFIG_KPROBES, allow(unsafe_code), link_section = ".kprobes.text")]
 fn store_plain_chain<M: Machine + ?Sized, S: Store>(
     a: &Arg<S>,
     sc: Shortcut,
@@ -321,48 +326,40 @@ fn store_plain_chain<M: Machine + ?Sized, S: Store>(
     at: usize,
     out: &mut Out<'_>,
 ) {
-    let size = a.size();
     let (first, st) = (usize::from(sc.load), usize::from(sc.store));
+    let head = a.store.head();
+    // The load, the steps between it and the store, the store, and the
+    // bitfield after it, if the head holds them all.
+    let (Some(&[ref c0, ref steps @ ..]), Some(c), Some(b)) = (
+        head.get(first..st),
+        head.get(st),
+        head.get(st + usize::from(sc.bitfield)),
+    ) else {
+        run_shortcut(a, sc, m, edata, at, a.size(), out);
+        return;
+    };
     // (`shortcut()` takes only the loads `load` answers, and `$current`.)
-    let mut v = match load(a.insn(first), m, edata) {
+    let mut v = match load(c0, m, edata) {
         Some(v) => v,
         None => m.current(),
     };
-    if sc.derefs != Chain::None {
-        let deref = |v: u64, d: &Insn| {
-            let space = if d.op == Op::Deref {
-                Space::Kernel
-            } else {
-                Space::User
-            };
-            read_word(m, space, v.wrapping_add(d.offset as u64))
-        };
-        // (A per-CPU address only where the chain has one: each step asked
-        // what it is there alone.)
-        let step = |v: u64, d: &Insn| {
-            if d.op == Op::CpuPtr {
-                Ok(m.this_cpu_ptr(v))
-            } else {
-                deref(v, d)
-            }
-        };
-        let r = match (a.store.head().get(first + 1..st), sc.derefs) {
-            (Some(ds), Chain::Derefs) => ds.iter().try_fold(v, deref),
-            (Some(ds), _) => ds.iter().try_fold(v, step),
-            (None, Chain::Derefs) => fold_insns(a, first + 1..st, v, deref),
-            (None, _) => fold_insns(a, first + 1..st, v, step),
+    let n = usize::from(c.size);
+    for d in steps {
+        let r = match d.op {
+            Op::CpuPtr => Ok(m.this_cpu_ptr(v)),
+            Op::Deref => read_word(m, Space::Kernel, v.wrapping_add(d.offset as u64)),
+            _ => read_word(m, Space::User, v.wrapping_add(d.offset as u64)),
         };
         match r {
             Ok(w) => v = w,
             Err(Fault) => {
                 out.faulted = true;
-                out.put_word(at, [0; 8], size);
+                // (`shortcut()` checked: the store fills the field.)
+                out.put_word(at, [0; 8], n);
                 return;
             }
         }
     }
-    let c = a.insn(st);
-    let n = usize::from(c.size);
     // `shortcut()` checked, and `plain` that it is not a string.
     let raw = match c.op {
         Op::StRaw => v.to_ne_bytes(),
@@ -370,7 +367,7 @@ fn store_plain_chain<M: Machine + ?Sized, S: Store>(
         _ => mem_word(out, m, Space::User, c, v),
     };
     let w = if sc.bitfield {
-        bitfield(word_of(raw, n), n, a.insn(st + 1)).to_ne_bytes()
+        bitfield(word_of(raw, n), n, b).to_ne_bytes()
     } else {
         raw
     };
