@@ -128,8 +128,10 @@ pub(crate) struct ProbeShared {
     event: Arc<EventShared>,
     /// Some argument is a string (its size is known only once fetched).
     dynamic: bool,
-    /// Every argument a value stored as is, the fields one after the other
-    /// (`fetch::plain`): the hit writes them without the fetch stages.
+    /// Every argument a fixed-size field with a shortcut (a value, the
+    /// memory it points to, a dereference chain, a bitfield), the fields
+    /// one after the other (`fetch::plain`): the hit writes them without
+    /// the fetch stages.
     plain: bool,
     /// For a probe on an address: how far the kprobe core moved it when it
     /// registered (past an `endbr64` at a function's entry: 4), which

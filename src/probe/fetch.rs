@@ -219,9 +219,11 @@ pub fn store_noting<M: Machine + ?Sized, S: Store>(
 /// of fixed part): every argument a value (a register, a stack slot, a
 /// function argument, `$retval`, an immediate, entry data: what `load`
 /// answers without reading memory; or 7.3's `$current`) stored as is or
-/// the memory at an offset from it, of its field's size, and
-/// the fields one after the other from the record's start, covering all of
-/// it. Asked once, when the probe is made.
+/// the memory at an offset from it, of its field's size, or any other
+/// program with a [`Shortcut`] that is not a string (dereference chains,
+/// per-CPU addresses, bitfields), and the fields one after the other from
+/// the record's start, covering all of it. Asked once, when the probe is
+/// made.
 pub fn plain<S: Store>(args: &[Arg<S>], fixed_size: usize) -> bool {
     let mut at = 0usize;
     for a in args {
@@ -237,12 +239,13 @@ pub fn plain<S: Store>(args: &[Arg<S>], fixed_size: usize) -> bool {
                 | Op::Edata
                 | Op::Current
         );
-        if !value
-            || !matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
-            || c2.op != Op::End
+        let head = value
+            && matches!(c1.op, Op::StRaw | Op::StMem | Op::StUMem)
+            && c2.op == Op::End
+            && usize::from(c1.size) == a.size();
+        if !(head || fixed_shortcut(a))
             || a.dynamic
-            || usize::from(c1.size) != a.size()
-            || !matches!(c1.size, 1 | 2 | 4 | 8)
+            || !matches!(a.size(), 1 | 2 | 4 | 8)
             || a.offset as usize != at
         {
             return false;
@@ -250,6 +253,17 @@ pub fn plain<S: Store>(args: &[Arg<S>], fixed_size: usize) -> bool {
         at += a.size();
     }
     at == fixed_size
+}
+
+/// Whether `a` has a [`Shortcut`] whose store is not a string's (it writes
+/// its field whole, and nothing else).
+fn fixed_shortcut<S: Store>(a: &Arg<S>) -> bool {
+    a.shortcut.is_some_and(|sc| {
+        !matches!(
+            a.insn(usize::from(sc.store)).op,
+            Op::StString | Op::StUString
+        )
+    })
 }
 
 /// The payload of `args` for which [`plain`] holds: each value, or the
@@ -270,13 +284,21 @@ pub fn store_plain<M: Machine + ?Sized, S: Store>(
         faulted: false,
     };
     for a in args {
-        let [c0, c1, _] = a.store.head();
+        let [c0, c1, c2] = a.store.head();
+        let at = a.offset as usize;
+        if c2.op != Op::End {
+            // A chain, a per-CPU address or a bitfield: `plain` took it
+            // for its shortcut, which writes the field whole.
+            if let Some(sc) = a.shortcut {
+                store_plain_chain(a, sc, m, edata, at, &mut out);
+            }
+            continue;
+        }
         // (`plain` took only values `load` answers, and `$current`.)
         let v = match load(c0, m, edata) {
             Some(v) => v,
             None => m.current(),
         };
-        let at = a.offset as usize;
         match c1.op {
             Op::StRaw => out.put_word(at, v.to_ne_bytes(), usize::from(c1.size)),
             Op::StMem => store_mem(&mut out, at, m, Space::Kernel, c1, v),
@@ -284,6 +306,72 @@ pub fn store_plain<M: Machine + ?Sized, S: Store>(
         }
     }
     out.faulted
+}
+
+/// A [`plain`] argument with a [`Shortcut`] of more than a load and a
+/// store: its dereferences (and per-CPU addresses), then its store with or
+/// without a bitfield, written whole (zeros on a fault), as
+/// [`run_shortcut`] writes it. The commonest (one dereference, or a
+/// bitfield on a value or on one read) are in the program's head and are
+/// written here; longer chains by [`run_shortcut`]. Out of line, so that
+/// the loop in [`store_plain`] keeps only the registers values need
+/// (inlined, it cost every plain probe one to two percent).
+#[inline(never)]
+#[cfg_attr(CONFIG_KPROBES, allow(unsafe_code), link_section = ".kprobes.text")]
+fn store_plain_chain<M: Machine + ?Sized, S: Store>(
+    a: &Arg<S>,
+    sc: Shortcut,
+    m: &M,
+    edata: &[u8],
+    at: usize,
+    out: &mut Out<'_>,
+) {
+    let (first, st) = (usize::from(sc.load), usize::from(sc.store));
+    let head = a.store.head();
+    // The load, the steps between it and the store, the store, and the
+    // bitfield after it, if the head holds them all.
+    let (Some(&[ref c0, ref steps @ ..]), Some(c), Some(b)) = (
+        head.get(first..st),
+        head.get(st),
+        head.get(st + usize::from(sc.bitfield)),
+    ) else {
+        run_shortcut(a, sc, m, edata, at, a.size(), out);
+        return;
+    };
+    // (`shortcut()` takes only the loads `load` answers, and `$current`.)
+    let mut v = match load(c0, m, edata) {
+        Some(v) => v,
+        None => m.current(),
+    };
+    let n = usize::from(c.size);
+    for d in steps {
+        let r = match d.op {
+            Op::CpuPtr => Ok(m.this_cpu_ptr(v)),
+            Op::Deref => read_word(m, Space::Kernel, v.wrapping_add(d.offset as u64)),
+            _ => read_word(m, Space::User, v.wrapping_add(d.offset as u64)),
+        };
+        match r {
+            Ok(w) => v = w,
+            Err(Fault) => {
+                out.faulted = true;
+                // (`shortcut()` checked: the store fills the field.)
+                out.put_word(at, [0; 8], n);
+                return;
+            }
+        }
+    }
+    // `shortcut()` checked, and `plain` that it is not a string.
+    let raw = match c.op {
+        Op::StRaw => v.to_ne_bytes(),
+        Op::StMem => mem_word(out, m, Space::Kernel, c, v),
+        _ => mem_word(out, m, Space::User, c, v),
+    };
+    let w = if sc.bitfield {
+        bitfield(word_of(raw, n), n, b).to_ne_bytes()
+    } else {
+        raw
+    };
+    out.put_word(at, w, n);
 }
 
 /// [`store`] with or without the shortcut for the commonest programs

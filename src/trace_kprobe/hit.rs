@@ -194,9 +194,10 @@ impl Hit {
         );
     }
 
-    /// Values stored as is, or the memory they point to, one field after
-    /// the other (`fetch::plain`): each written straight into the record,
-    /// without the fetch stages.
+    /// Fixed-size fields one after the other (`fetch::plain`): values
+    /// stored as is or the memory they point to, dereference chains,
+    /// bitfields; each written straight into the record, without the
+    /// fetch stages.
     #[inline(never)]
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn record_plain<const RET: bool>(&self, regs: &PtRegs, edata: &[u8], h0: u64, h1: u64) {

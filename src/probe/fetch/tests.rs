@@ -804,7 +804,8 @@ fn btf_programs_are_hand_written_ones() {
 }
 
 /// The plain path (`store_plain`) writes what `store` writes, for the
-/// probes `plain` takes, and `plain` takes the probes of values alone.
+/// probes `plain` takes, and `plain` takes the probes of fixed-size fields
+/// alone (values, dereference chains, bitfields; no strings or arrays).
 #[test]
 fn plain_records_as_store() {
     // Reads that fault (the registers hold 0), and reads that do not.
@@ -830,12 +831,19 @@ fn plain_records_as_store() {
                 "p:t vfs_read a=+8(%di):u32 b=+0(%si):u16 c=+4(%dx):s8 d=+0(%cx):x64",
                 true,
             ),
-            ("p:t vfs_read a=+0(+8(%si)):u64", false),
+            ("p:t vfs_read a=+0(+8(%si)):u64", true),
+            (
+                "p:t vfs_read a=+0(+8(%si)):u32 b=%di c=+4(%dx):b3@2/8",
+                true,
+            ),
+            ("p:t vfs_read a=+u0(+8(%si)):u16 b=+0(+0(+8(%cx))):x8", true),
+            ("p:t vfs_read a=+0(+8(%si)):string", false),
+            ("p:t vfs_read a=+0(+8(%si)):u64 b=$comm", false),
             ("p:t vfs_read a=+u0(%si):u32", true),
             ("p:t vfs_read a=%di b=$comm", false),
             ("p:t vfs_read a=+0(%si):u8[2]", false),
             ("p:t vfs_read a=+0(%si):string", false),
-            ("p:t vfs_read a=%di:b4@4/32", false),
+            ("p:t vfs_read a=%di:b4@4/32", true),
             ("p:t vfs_read a=@vfs_read b=@vfs_read+8:u32", true),
             ("p:t vfs_read a=%di:symbol", true),
         ] {
@@ -868,7 +876,17 @@ fn plain_records_as_store() {
     for (spec, is_plain) in [
         ("p:t vfs_read a=$current b=%si:u32", true),
         ("p:t vfs_read a=+8($current):u32 b=$current", true),
-        ("p:t vfs_read a=+0(+8($current)):u32", false),
+        ("p:t vfs_read a=+0(+8($current)):u32", true),
+        ("p:t vfs_read a=+0(+8($current)):string", false),
+        (
+            "p:t vfs_read a=this_cpu_read(%si):u16 b=+4(this_cpu_ptr(%di)):u32 c=%di",
+            true,
+        ),
+        (
+            "p:t vfs_read a=this_cpu_read(this_cpu_ptr(%si)):x64 c=this_cpu_ptr(%si):b3@2/8",
+            true,
+        ),
+        ("p:t vfs_read a=+0(this_cpu_read(%si)):string", false),
     ] {
         let p = crate::fake::parse_on(&env, spec)
             .expect("parses")
