@@ -33,6 +33,7 @@ rustfmt_kernel() { # the kernel-crate additions and the module, with the kernel'
 step "host: rustfmt rust/ and src/ (the kernel's settings)" rustfmt_kernel
 step "host: fuzz target builds" cargo check --quiet --manifest-path "$ROOT/fuzz/Cargo.toml" --locked
 step "host: no unsafe in src/" no_unsafe_in_src
+step "host: the module's dialect follows the release it is built in (src/Kbuild)" bash "$ROOT/tests/kbuild/dialect.sh"
 step "host: a failed stage keeps its logs under a name of its own" bash "$ROOT/scripts/stage-test.sh"
 step "host: a guest is booted again only when it has lost its timer interrupts" bash "$ROOT/tests/vm-watch/run.sh"
 step "build: test kernel" bash "$ROOT/scripts/kernel.sh" test

@@ -5,9 +5,9 @@
 # (tools/testing/selftests/ftrace/test.d/rust_kprobe_events/*.tc, which
 # scripts/initramfs.sh lays over the kernel tree's ftrace selftests) through
 # the kernel tree's ftracetest. On `test` (the default) and `debug`: all of them, with
-# the module loaded. On `ref`: those marked "# c-too:" run against the C
-# implementation, which shows that they describe C's behaviour. All must
-# pass.
+# the module loaded. On `ref`: those tests/owntests-c-too.txt lists run
+# against the C implementation, which shows that they describe C's
+# behaviour. All must pass.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 variant=${1:-test}
@@ -19,8 +19,14 @@ if module_variant "$variant"; then
 	what=$dir
 	load='modprobe rust_kprobe_events &&'
 else
-	what=$(cd "$ROOT/tools/testing/selftests/ftrace/$dir" && grep -l '^# c-too:' ./*.tc | sed "s|^\./|$dir/|" | tr '\n' ' ')
-	[ -n "$what" ] || die "no test is marked '# c-too:'"
+	what=
+	while read -r t; do
+		case "$t" in '' | '#'*) continue ;; esac
+		[ -f "$ROOT/tools/testing/selftests/ftrace/$dir/$t" ] ||
+			die "tests/owntests-c-too.txt: no test $t in $dir"
+		what+="$dir/$t "
+	done < "$ROOT/tests/owntests-c-too.txt"
+	[ -n "$what" ] || die "tests/owntests-c-too.txt lists no test"
 	load=
 fi
 # perf_bpf.tc's trigger: a static binary, put into the initramfs from build/bin.

@@ -18,16 +18,12 @@
 //!
 //! The kernel answers the language's questions through the `env::Env`
 //! and `fetch::Machine` traits; the host tests answer them with a fake
-//! kernel and machine (`host/`). The `vectors` test compares the parser with
-//! C's answers to the specs of `tests/vectors/specs.txt`, recorded in
-//! `tests/vectors/c-ref.txt`: to change the parser, add specs first, then
-//! record C's answers with `make vectors`.
+//! kernel and machine.
 
 // No unsafe code. Denied rather than forbidden for one exception, which
 // the lint counts as unsafe: the interpreter's functions go into
 // `.kprobes.text` in the kernel (`fetch.rs`, each allowing it for that
-// attribute alone), so that nothing a probe hit runs can be probed. The
-// word `unsafe` itself is refused in src/ by `make check`.
+// attribute alone), so that nothing a probe hit runs can be probed.
 #![deny(unsafe_code)]
 
 pub mod arch;

@@ -6,8 +6,7 @@
 #ifdef CONFIG_X86_64
 /*
  * regs_get_kernel_stack_nth(), inline on x86-64 (arm64's is out of line):
- * $stackN's fetch. The call costs 6 guest instructions a fetch (make
- * bench-vm, "p a=$stack1": 1089.9 to 1096.1 a hit, C 1201.7).
+ * $stackN's fetch.
  */
 unsigned long rust_helper_regs_get_kernel_stack_nth(struct pt_regs *regs, unsigned int n)
 {

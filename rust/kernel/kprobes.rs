@@ -899,10 +899,7 @@ impl<T: RetHandler> PinnedDrop for RetRegistration<T> {
 /// null once it is unregistered (without rethook).
 ///
 /// This and [`get_kretprobe_retaddr`] are C's inlines, a load each, written
-/// again: calling them through helpers cost 25 guest instructions a
-/// return-probe hit, 2% of it (`make bench-vm` on 6.12 x86-64, `r
-/// r=$retval`: 1272.6 a call of the probed function, 1297.8 with the
-/// calls, C 1394.2; `r a=$arg1`: 1386.7, 1417.1).
+/// again: through helpers, each would be a call on every return-probe hit.
 ///
 /// # Safety
 ///

@@ -138,10 +138,10 @@ fn nofault_result(ret: i32) -> Result {
 /// `strncpy_from_kernel_nofault()`: bytes stored including the NUL (a
 /// string longer than `dst` is cut and NUL-terminated, as in C).
 ///
-/// C copies a byte at a time (mm/maccess.c:80-103), seven instructions a
-/// byte. On x86-64, and on arm64 without memory tagging, this copies 16
-/// bytes, then up to 128 at a time, with `copy_from_kernel_nofault()`
-/// (words) and looks for the NUL a word at a time. A copy never crosses a
+/// C copies a byte at a time (mm/maccess.c), seven instructions a byte.
+/// On x86-64, and on arm64 without memory tagging, this copies 16 bytes,
+/// then up to 128 at a time, with `copy_from_kernel_nofault()` (words)
+/// and looks for the NUL a word at a time. A copy never crosses a
 /// page boundary, so it reads no page that C's loop would not read: past
 /// the NUL it reads at most to the end of the NUL's page, where every byte
 /// is as readable as the NUL (kernel mappings are made of pages, and a
@@ -149,12 +149,6 @@ fn nofault_result(ret: i32) -> Result {
 /// does not see the bytes past an object's end). With arm64's tag-based
 /// KASAN a fault can be finer than a page, and this is C's function. The
 /// bytes of `dst` after the NUL are left as they were read.
-///
-/// C's function instead, on 6.12 x86-64 (`make bench-vm`, guest
-/// instructions a call of the probed function): `p s=@linux_banner:string`
-/// (a 150-byte string) 1804.3 here, 2794.7 with it (C's kprobe event
-/// 11122.5, which reads the string twice); `p s=@init_uts_ns:string`
-/// ("Linux") 1380.6 here, 1362.6 with it.
 ///
 /// # Errors
 ///

@@ -43,8 +43,7 @@
 //! open. What grows with the number of probes is the kprobe core's part
 //! (the `get_kprobe()` hash chains), the same for C.
 //!
-//! Changing it: measure with `make bench-vm` and `make profile`
-//! (BENCHMARKS.md). Calls out of the module are the first suspect: a small
+//! Changing it: calls out of the module are the first suspect: a small
 //! kernel-crate function is not inlined without `#[inline]`, a generic one
 //! the kernel crate already instantiated is a call to that instance, and a
 //! `copy_from_slice` of 8 bytes calls `memcpy`; `llvm-objdump -dr` of the

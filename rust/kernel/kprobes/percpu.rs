@@ -246,6 +246,12 @@ impl HitBuffers {
     }
 
     /// Runs `f` with this CPU's buffer, or returns `None` if it is in use.
+    ///
+    /// Meant for a probe handler, where preemption is off and the buffer is
+    /// this CPU's for the whole call. From anywhere else it is still sound:
+    /// the buffer's flag, not the CPU, keeps every other user out while `f`
+    /// runs, so a task that moves to another CPU meanwhile only makes that
+    /// CPU's handlers find the buffer in use.
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn with<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Option<R> {
         let b = self.bufs.get(processor_id())?;

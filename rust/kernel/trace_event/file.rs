@@ -100,10 +100,7 @@ impl EventFile {
     ///
     /// The flag tests are those of C's inline `trace_trigger_soft_disabled()`,
     /// written again, and it answers a soft-disabled event without triggers
-    /// itself: calling the inline through a helper instead cost 14 guest
-    /// instructions a soft-disabled hit, 3% of it (`make bench-vm` on 6.12
-    /// x86-64, "p, soft-disabled": 439.6 a call of the probed function,
-    /// 453.6 with the call, C 454.7), and 3 a hit an event filter rejects.
+    /// itself: through a helper, the inline would be a call on every hit.
     #[inline(always)]
     fn soft_disabled_as(&self, flags: u64) -> bool {
         let mode = u64::from(
@@ -145,9 +142,19 @@ impl EventFile {
     /// the [`Reservation`] is dropped (`trace_event_buffer_reserve()`);
     /// `None` if the buffer is off or full, the pid filter drops the task,
     /// or `len` is shorter than the header. Ask
-    /// [`EventFile::soft_disabled`] first.
+    /// [`EventFile::soft_disabled`] first. A probe handler records with
+    /// [`EventFile::record_hit`], which its registers make safe.
+    ///
+    /// # Safety
+    ///
+    /// Preemption is disabled from before this call until the
+    /// [`Reservation`] is dropped, as where a tracepoint's or a probe's
+    /// handler runs (inside [`super::FileSet::for_each`], for one): the
+    /// record's context subtracts the handler's own preemption count, and
+    /// the ring buffer keeps preemption off from the reserve to the commit,
+    /// so nothing may sleep in between.
     #[inline]
-    pub fn reserve(&self, len: usize) -> Option<Reservation<'_>> {
+    pub unsafe fn reserve(&self, len: usize) -> Option<Reservation<'_>> {
         if len < super::ENTRY_SIZE {
             return None;
         }

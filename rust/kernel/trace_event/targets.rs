@@ -138,7 +138,9 @@ use core::{
 /// let mut written = 0;
 /// reg.data().targets.files().for_each(|f| {
 ///     if !f.soft_disabled() {
-///         if let Some(mut rec) = f.reserve(16) {
+///         // SAFETY: `for_each` runs this with preemption off, and the
+///         // reservation is dropped before it returns.
+///         if let Some(mut rec) = unsafe { f.reserve(16) } {
 ///             rec.bytes()[8..16].copy_from_slice(&42u64.to_ne_bytes());
 ///             written += 1;
 ///         }
@@ -473,6 +475,9 @@ impl FileSet {
 
     /// Calls `f` for each enabled instance. A file added meanwhile may be
     /// missed and one being removed still seen, as with C's RCU list walk.
+    ///
+    /// `f` runs in an RCU-sched read side, with preemption off: it must not
+    /// sleep (no allocation with `GFP_KERNEL`, no mutex).
     pub fn for_each(&self, f: impl FnMut(&EventFile)) {
         // SAFETY: an RCU-sched read side; `add` and `remove` wait for it.
         unsafe { bindings::rcu_read_lock_sched_notrace() };
@@ -485,7 +490,8 @@ impl FileSet {
     /// As [`FileSet::for_each`], in a probe handler: `regs` proves that
     /// preemption is off (by [`crate::ptrace::PtRegs`]' invariant), which
     /// is an RCU read side already, as C's handlers rely on
-    /// (`trace_probe_for_each_link_rcu()` in `kprobe_trace_func()`).
+    /// (`trace_probe_for_each_link_rcu()` in `kprobe_trace_func()`). `f`
+    /// must not sleep, as the handler itself.
     #[cfg(CONFIG_KPROBES)]
     #[inline]
     pub fn for_each_in_handler(&self, _regs: &crate::ptrace::PtRegs, f: impl FnMut(&EventFile)) {
