@@ -202,16 +202,19 @@ impl kernel::Module for RustKprobeEvents {
             module_notifier::ModuleNotifier::new(2, Coming(probes.clone())),
             GFP_KERNEL,
         )?;
-        if let Some(list) = kprobe_event.value() {
-            Probes::boot_events(&probes, list.to_bytes());
-        }
-        // Last: perf may ask it for an event as soon as it is registered,
-        // and a failed init must not drop it with an event lent.
+        // Last that can fail: perf may ask it for an event as soon as it is
+        // registered, and a failed init must not drop it with an event lent.
         #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
         let pmu = KBox::pin_init(
             kernel::trace_event::local::KprobeProvider::new(module, Local(probes.clone())),
             GFP_KERNEL,
         )?;
+        // After everything that can fail: a boot event is enabled, so in
+        // use, and a failed init would free the module under its users.
+        // Defining them cannot fail (each error is logged).
+        if let Some(list) = kprobe_event.value() {
+            Probes::boot_events(&probes, list.to_bytes());
+        }
         pr_info!("loaded; {} and {} are ready\n", NAMES.events, NAMES.profile);
         Ok(RustKprobeEvents {
             #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]

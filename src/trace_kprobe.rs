@@ -337,7 +337,7 @@ struct State {
     probes: KVec<TraceKprobe>,
     /// The events (`events/<GRP>/<EVENT>/`), registered with the tracing
     /// core.
-    events: KVec<Pin<KBox<trace_event::Registration<Event>>>>,
+    events: KVec<trace_event::EventBox<Event>>,
     /// Removed probes whose kprobes are still registered: unregistered
     /// together, with one RCU grace period, by [`State::bury`] before the
     /// write or truncation that removed them returns (C waits for one
@@ -366,7 +366,7 @@ impl trace_event::local::LocalKprobes for Local {
         &self,
         place: kprobes::Place<'_>,
         is_return: bool,
-    ) -> Result<Pin<KBox<trace_event::Registration<Event>>>> {
+    ) -> Result<trace_event::EventBox<Event>> {
         self.0.data().create_local(place, is_return)
     }
 }
@@ -713,17 +713,15 @@ impl Probes {
             Ok(Event { shared, layout })
         };
         state.events.reserve(1, GFP_KERNEL)?;
-        let reg = KBox::pin_init(
-            trace_event::Registration::new(lock, self.module, trace_event::Kind::Kprobe, data),
-            GFP_KERNEL,
-        )
-        .map_err(|e| {
-            if e == EEXIST {
-                Fail::Parse(ParseError::logged(errno::EEXIST, Code::EventExist, 0, 0))
-            } else {
-                Fail::Kernel(e)
-            }
-        })?;
+        let reg =
+            trace_event::Registration::new(lock, self.module, trace_event::Kind::Kprobe, data)
+                .map_err(|e| {
+                    if e == EEXIST {
+                        Fail::Parse(ParseError::logged(errno::EEXIST, Code::EventExist, 0, 0))
+                    } else {
+                        Fail::Kernel(e)
+                    }
+                })?;
         let shared = reg.data().shared.clone();
         let index = state.events.len();
         // Cannot fail: reserved above.
@@ -742,7 +740,7 @@ impl Probes {
         &self,
         place: kprobes::Place<'_>,
         is_return: bool,
-    ) -> Result<Pin<KBox<trace_event::Registration<Event>>>> {
+    ) -> Result<trace_event::EventBox<Event>> {
         use crate::kernel_env::Collect;
         use core::fmt::Write as _;
 
@@ -813,10 +811,7 @@ impl Probes {
             )?;
             Ok(Event { shared, layout })
         };
-        let reg = KBox::pin_init(
-            trace_event::Registration::new_local(self.module, data),
-            GFP_KERNEL,
-        )?;
+        let reg = trace_event::Registration::new_local(self.module, data)?;
         let event = reg.data().shared.clone();
         let symbol = match spec.place {
             SpecPlace::Symbol { .. } => {

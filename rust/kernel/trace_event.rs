@@ -19,9 +19,10 @@
 //! it. If its data says where it probes
 //! ([`Event::describe_kprobe`]), its class points perf and BPF to it (a
 //! `struct kprobe_event_provider`): `bpf_override_return()`,
-//! `BPF_TASK_FD_QUERY` and a BPF perf link's info ask there. Dropping an event that is still in use
-//! polls until its users let go: the tracing core tells a provider nothing
-//! when `trace_event_put_ref()` drops the last reference.
+//! `BPF_TASK_FD_QUERY` and a BPF perf link's info ask there. An event is
+//! owned through an [`EventBox`], whose drop never waits for the event's
+//! users: the tracing core tells a provider nothing when
+//! `trace_event_put_ref()` drops the last reference.
 //!
 //! `event_mutex` and the list of events are private to the tracing core. A
 //! provider makes and removes its events where the core holds the lock and
@@ -283,8 +284,8 @@ pub trait Event: Sync + Sized + 'static {
     /// use core::sync::atomic::{AtomicUsize, Ordering};
     /// use kernel::c_str;
     /// use kernel::trace_event::{
-    ///     set_enabled, Event, EventFile, EventNames, Fields, Kind, Registration, Targets,
-    ///     TraceSeq,
+    ///     set_enabled, Event, EventBox, EventFile, EventNames, Fields, Kind, Registration,
+    ///     Targets, TraceSeq,
     /// };
     /// # // Runs `f` where the tracing core holds `event_mutex`, which only
     /// # // the core takes: in the `create` of a dynamic event type made for it.
@@ -367,21 +368,18 @@ pub trait Event: Sync + Sized + 'static {
     /// fn new<const PAD: usize>(
     ///     other: &mut Option<Targets>,
     ///     steal: bool,
-    /// ) -> Result<Pin<KBox<Registration<Ev<PAD>>>>> {
+    /// ) -> Result<EventBox<Ev<PAD>>> {
     ///     // A provider makes its events where the core holds `event_mutex`
     ///     // (a dynamic event type's `create`).
     ///     locked(|lock| {
-    ///         KBox::pin_init(
-    ///             Registration::new(lock, &BUILTIN, Kind::Dynamic, |own| {
-    ///                 if steal {
-    ///                     *other = Some(own);
-    ///                     return Err(ENOMEM);
-    ///                 }
-    ///                 let other = other.take();
-    ///                 Ok(Ev { own, other, registered: AtomicUsize::new(0), _pad: [0; PAD] })
-    ///             }),
-    ///             GFP_KERNEL,
-    ///         )
+    ///         Registration::new(lock, &BUILTIN, Kind::Dynamic, |own| {
+    ///             if steal {
+    ///                 *other = Some(own);
+    ///                 return Err(ENOMEM);
+    ///             }
+    ///             let other = other.take();
+    ///             Ok(Ev { own, other, registered: AtomicUsize::new(0), _pad: [0; PAD] })
+    ///         })
     ///     })?
     /// }
     /// let mut other = None;
@@ -552,12 +550,7 @@ pub struct KprobeDesc {
 ///     // A provider makes its events where the core holds `event_mutex`
 ///     // (a dynamic event type's `create`).
 ///     locked(|lock| {
-///         KBox::pin_init(
-///             Registration::new(lock, &BUILTIN, Kind::Dynamic, |targets| {
-///                 Ok(Ev(targets, sys, name))
-///             }),
-///             GFP_KERNEL,
-///         )
+///         Registration::new(lock, &BUILTIN, Kind::Dynamic, |targets| Ok(Ev(targets, sys, name)))
 ///     })?
 /// };
 /// let mut ev = new("rkpe_doctest", "ev")?;
@@ -586,10 +579,9 @@ pub struct KprobeDesc {
 /// drop(again);
 /// assert!(new("rkpe_doctest", "ev").is_ok());
 ///
-/// // Dropping an event still in use waits until its users let go, rather
-/// // than free what the tracing core points to: here a work item lets go
-/// // of its reference 50 ms later.
-/// use core::sync::atomic::{AtomicBool, Ordering};
+/// // Dropping an event still in use does not wait for its users, who may
+/// // never let go: it is kept where the tracing core points, listed (with
+/// // a message and a stack trace), and its module with it.
 /// let held = new("rkpe_doctest", "held")?;
 /// let name = kernel::c_str!("held");
 /// // SAFETY: as above.
@@ -601,25 +593,17 @@ pub struct KprobeDesc {
 ///     )
 /// };
 /// assert!(kernel::error::from_err_ptr(file).is_ok());
-/// let released = kernel::sync::Arc::new(AtomicBool::new(false), GFP_KERNEL)?;
-/// let (flag, file) = (released.clone(), file as usize);
-/// kernel::workqueue::system().try_spawn(GFP_KERNEL, move || {
-///     // SAFETY: no preconditions.
-///     unsafe { kernel::bindings::msleep(50) };
-///     flag.store(true, Ordering::SeqCst);
-///     // SAFETY: the reference taken above, given to this work item.
-///     unsafe { kernel::bindings::trace_put_event_file(file as *mut _) };
-/// })?;
 /// drop(held);
-/// assert!(released.load(Ordering::SeqCst));
-/// assert!(new("rkpe_doctest", "held").is_ok());
+/// assert_eq!(new("rkpe_doctest", "held").err(), Some(EEXIST));
+/// // SAFETY: taken above.
+/// unsafe { kernel::bindings::trace_put_event_file(file) };
 /// # Ok::<(), Error>(())
 /// ```
 ///
 /// # Invariants
 ///
-/// Until `removed` is set (by [`Registration::remove`] or the drop), `call`
-/// is registered with the tracing core (a local event,
+/// Until `removed` is set (by [`Registration::remove`]) or its
+/// [`EventBox`]'s drop removes it, `call` is registered with the tracing core (a local event,
 /// [`Registration::new_local`], is never registered: `removed` is set from
 /// the start, and perf uses the call while its provider lends it), with `class`, the strings of
 /// `data.names()` as answered once (owned by `data`) and the constants
@@ -632,7 +616,7 @@ pub struct KprobeDesc {
 /// links and writes the C structs (lists, flags, the event type id,
 /// reference counts) whenever it likes: they are only reached through raw
 /// pointers ([`Opaque`]), and no `&mut Self` is made while registered.
-#[pin_data(PinnedDrop)]
+#[pin_data]
 pub struct Registration<T: Event> {
     data: T,
     /// The module the event belongs to, pinned by each user
@@ -683,16 +667,13 @@ impl<T: Event> Registration<T> {
     /// no event type id is left, `ENOMEM`, what `make` returns, or
     /// `EINVAL` if the data's [`Event::targets`] are not the ones `make`
     /// was given.
-    pub fn new<'a>(
-        lock: &'a EventLock,
+    pub fn new(
+        lock: &EventLock,
         module: &'static ThisModule,
         kind: Kind,
-        make: impl FnOnce(Targets) -> Result<T> + 'a,
-    ) -> impl PinInit<Self, Error> + 'a
-    where
-        T: 'a,
-    {
-        Self::init(Some(lock), module, kind, make)
+        make: impl FnOnce(Targets) -> Result<T>,
+    ) -> Result<EventBox<T>> {
+        EventBox::new(Self::init(Some(lock), module, kind, make))
     }
 
     /// A kprobe event for perf's kprobe PMU (a local event, as C's
@@ -701,14 +682,11 @@ impl<T: Event> Registration<T> {
     /// no type id, not `TRACE_EVENT_FL_DYNAMIC`). A
     /// [`local::KprobeProvider`] hands it to perf, which has it until it
     /// is destroyed; its `reg` serves perf as a listed event's does.
-    pub fn new_local<'a>(
+    pub fn new_local(
         module: &'static ThisModule,
-        make: impl FnOnce(Targets) -> Result<T> + 'a,
-    ) -> impl PinInit<Self, Error> + 'a
-    where
-        T: 'a,
-    {
-        Self::init(None, module, Kind::Kprobe, make)
+        make: impl FnOnce(Targets) -> Result<T>,
+    ) -> Result<EventBox<T>> {
+        EventBox::new(Self::init(None, module, Kind::Kprobe, make))
     }
 
     /// [`Registration::new`], or [`Registration::new_local`] without `lock`.
@@ -1139,42 +1117,102 @@ unsafe extern "C" fn nop_print(
     unsafe { bindings::trace_handle_return(seq) }
 }
 
-#[pinned_drop]
-impl<T: Event> PinnedDrop for Registration<T> {
-    fn drop(self: Pin<&mut Self>) {
-        let this = &*self;
-        // The tracing core points into this struct until the event is
-        // removed, and a busy event (enabled, open by perf, referenced by a
-        // trigger or a `trace_get_event_file()` holder) cannot be removed:
-        // wait until its users let go rather than free it under them. The
-        // owner removes events before dropping them where it can answer
-        // `EBUSY` instead; this wait is for the paths that cannot (a module
-        // init that fails after its events could be used). Dropping takes
-        // `event_mutex`, so whoever holds it must remove first.
-        // A removed event is dropped with `event_mutex` held, as often as not.
-        if this.removed.load(Ordering::Relaxed) {
+/// A [`Registration`] in an allocation of its own, as [`Registration::new`]
+/// and [`Registration::new_local`] make it.
+///
+/// Dropping it removes the event (taking `event_mutex`: not with it held)
+/// and frees it. The tracing core points into an event until it is removed,
+/// and an event in use cannot be removed: then the drop does not wait for its
+/// users, who may never let go, but keeps the allocation (leaked) and the
+/// event's module (its callbacks are the module's code), and says so with a
+/// stack trace. An owner never meets that if it removes its events with
+/// [`Registration::remove`], which answers `EBUSY` instead, or drops them
+/// where none can be in use: each user holds a reference to the event's
+/// module ([`ModuleRef`], and the core's `trace_event_dyn_try_get_ref()`),
+/// so a module's exit finds none, and nor does a failed init that made no
+/// event usable.
+///
+/// # Invariants
+///
+/// `ptr` is the pinned `Registration<T>` of a [`KBox`] this value owns.
+pub struct EventBox<T: Event> {
+    ptr: NonNull<Registration<T>>,
+}
+
+// SAFETY: it owns the registration, which is `Sync`.
+unsafe impl<T: Event> Sync for EventBox<T> {}
+// SAFETY: it owns the registration, which is `Send` when `T` is.
+unsafe impl<T: Event + Send> Send for EventBox<T> {}
+
+impl<T: Event> EventBox<T> {
+    fn new(init: impl PinInit<Registration<T>, Error>) -> Result<Self> {
+        let reg = KBox::pin_init(init, GFP_KERNEL)?;
+        // INVARIANT: the registration of a `KBox`, pinned: it stays where
+        // it is until `from_raw` pins it again.
+        // SAFETY: the pointer is used as pinned (only shared, or dropped
+        // through `Pin`).
+        let ptr = KBox::into_raw(unsafe { Pin::into_inner_unchecked(reg) });
+        // SAFETY: `KBox::into_raw` returns a non-null pointer.
+        Ok(Self {
+            ptr: unsafe { NonNull::new_unchecked(ptr) },
+        })
+    }
+
+    /// Gives up the allocation, for a user that keeps it as a pointer (perf
+    /// keeps a local event's call) and gives it back to [`EventBox::from_raw`].
+    fn into_raw(self) -> *mut Registration<T> {
+        let ptr = self.ptr.as_ptr();
+        core::mem::forget(self);
+        ptr
+    }
+
+    /// The `EventBox` that [`EventBox::into_raw`] gave up.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` comes from `into_raw`, and is given back once.
+    unsafe fn from_raw(ptr: *mut Registration<T>) -> Self {
+        // INVARIANT: by the caller's guarantee.
+        // SAFETY: by the caller's guarantee, from a `NonNull`.
+        Self {
+            ptr: unsafe { NonNull::new_unchecked(ptr) },
+        }
+    }
+}
+
+impl<T: Event> core::ops::Deref for EventBox<T> {
+    type Target = Registration<T>;
+
+    fn deref(&self) -> &Registration<T> {
+        // SAFETY: the registration lives as long as `self` (type invariant).
+        unsafe { self.ptr.as_ref() }
+    }
+}
+
+impl<T: Event> Drop for EventBox<T> {
+    fn drop(&mut self) {
+        let this: &Registration<T> = self;
+        // A removed event may be dropped with `event_mutex` held; `removed`
+        // only changes under it, by its owner, which is dropping it.
+        // SAFETY: `call` is added (not `removed`), and stays valid until
+        // this returns; `trace_event_dyn_remove()` takes `event_mutex`, and
+        // clears the buffers that may hold the event's records.
+        if !this.removed.load(Ordering::Relaxed)
+            && unsafe { bindings::trace_event_dyn_remove(this.call.get()) } != 0
+        {
+            crate::pr_err!("trace_event: an event dropped while in use is kept, and its module\n");
+            // SAFETY: no preconditions.
+            unsafe { bindings::dump_stack() };
+            // SAFETY: a user holds a reference to the module (type
+            // documentation), so it is live; a null module is built in.
+            unsafe { bindings::__module_get(this.module.as_ptr()) };
             return;
         }
-        // INVARIANT: once this returns, `call` is no longer registered.
-        // `removed` is not set: nothing reads it after the drop.
-        // `trace_event_dyn_remove()` takes `event_mutex` for each try, and
-        // clears the buffers that may hold the event's records.
-        let mut warned = false;
-        // SAFETY: `call` is added (not `removed`), and stays valid until
-        // this returns.
-        while unsafe { bindings::trace_event_dyn_remove(this.call.get()) } != 0 {
-            if !warned {
-                crate::pr_warn!("trace_event: waiting for the users of a busy event to let go\n");
-                warned = true;
-            }
-            // A poll, not a wait: the tracing core does not tell a provider
-            // when the last reference of a busy event is dropped
-            // (`trace_event_put_ref()` decrements `refcnt` and calls nothing
-            // the provider sees; only enabling and perf go through `reg`).
-            // SAFETY: no preconditions; a drop in process context without
-            // spinlocks held may sleep (the try just took a mutex).
-            unsafe { bindings::msleep(10) };
-        }
+        // SAFETY: the registration is not registered (removed, above, or
+        // local) and perf does not have it (a local event is given back
+        // once perf let go); it was pinned in a `KBox` (type invariant) and
+        // is dropped in place.
+        drop(unsafe { Pin::new_unchecked(KBox::from_raw(self.ptr.as_ptr())) });
     }
 }
 

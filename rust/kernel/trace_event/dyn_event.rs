@@ -176,6 +176,8 @@ impl<'a> Iterator for Args<'a> {
 pub struct Type<P: Provider> {
     #[pin]
     ops: Opaque<Operations>,
+    /// Set by the drop, for a removal of every entry, busy or not.
+    going: AtomicBool,
     #[pin]
     data: P,
     #[pin]
@@ -226,6 +228,7 @@ impl<P: Provider> Type<P> {
         // comes last, and an error there drops `data`.
         try_pin_init!(Self {
             data <- data,
+            going: AtomicBool::new(false),
             _pin: PhantomPinned,
             ops <- Opaque::try_ffi_init(|ops: *mut Operations| {
                 let table = Operations {
@@ -358,8 +361,10 @@ impl<P: Provider> Type<P> {
     unsafe extern "C" fn is_busy(ev: *mut RawEvent) -> bool {
         // SAFETY: as in `show`.
         let (this, e) = unsafe { Self::parts(ev) };
+        // A type that is going takes every entry (`free` keeps the busy ones).
         // SAFETY: `event_mutex` is held.
-        this.data.is_busy(unsafe { EventLock::assume_held() }, e)
+        !this.going.load(Ordering::Relaxed)
+            && this.data.is_busy(unsafe { EventLock::assume_held() }, e)
     }
 
     /// The type's `free`: removes an entry with [`Provider::free`].
@@ -374,7 +379,17 @@ impl<P: Provider> Type<P> {
         // SAFETY: `event_mutex` is held.
         let lock = unsafe { EventLock::assume_held() };
         if let Err(err) = this.data.free(lock, e) {
-            return err.to_errno();
+            if !this.going.load(Ordering::Relaxed) {
+                return err.to_errno();
+            }
+            // The type is going and the entry is in use. It leaves the list,
+            // which then no longer points to `ops`, and the list's reference
+            // to it is kept (leaked): the entry stays with what the core
+            // still uses.
+            // SAFETY: `ev` is the `raw` of a linked `Entry<P::Entry>` (type
+            // invariant), which is not used after this; `event_mutex` is held.
+            let _ = unsafe { Entry::<P::Entry>::take_out(lock, ev) };
+            return 0;
         }
         // SAFETY: `ev` is the `raw` of a linked `Entry<P::Entry>` (type
         // invariant), which is not used after this; `event_mutex` is held.
@@ -439,22 +454,18 @@ impl<P: Provider> PinnedDrop for Type<P> {
         // No `create` runs once this returns, so no entry is added after.
         // SAFETY: `ops` was registered by `new_at` (type invariant).
         unsafe { dyn_event_unregister(ops) };
-        // INVARIANT: the entries still listed with `ops` are removed before
-        // `ops` goes away. A busy entry holds its event, which holds the
-        // module that owns this type: a module's exit finds none. Anywhere
-        // else, wait until its users let go rather than leave `ops` behind.
-        let mut warned = false;
-        while let Err(e) = self.release_all() {
-            if !warned {
-                crate::pr_warn!(
-                    "dyn_event: waiting for the entries of a type to go ({})\n",
-                    e.to_errno()
-                );
-                warned = true;
-            }
-            // SAFETY: no preconditions; a drop in process context may sleep
-            // (`release_all()` just took a mutex).
-            unsafe { bindings::msleep(10) };
+        // INVARIANT: no entry listed keeps `ops` once this returns. A busy
+        // entry holds its event, which holds the module that owns this
+        // type: a module's exit finds none. Anywhere else the type does not
+        // wait for the users, who may never let go: the busy entries leave
+        // the list and are kept (`free`), with their events.
+        if self.release_all().is_err() {
+            crate::pr_err!("dyn_event: the entries in use of a type dropped are kept\n");
+            // SAFETY: no preconditions.
+            unsafe { bindings::dump_stack() };
+            self.going.store(true, Ordering::Relaxed);
+            // Cannot fail: no entry is busy, and `free` takes each.
+            let _ = self.release_all();
         }
     }
 }
@@ -564,9 +575,11 @@ unsafe fn unlink(raw: *mut RawEvent) {
 /// // Freed, the entry leaves the list, which lets go of it.
 /// ty.release(c_str!("-:x0"))?;
 /// assert!(DROPPED[0].load(Relaxed) && !DROPPED[1].load(Relaxed));
-/// // Dropping the type frees the entries left.
+/// // Dropping the type does not wait for an entry in use: it leaves the
+/// // list and is kept, not dropped (with a message and a stack trace).
+/// ty.data().busy.store(true, Relaxed);
 /// drop(ty);
-/// assert!(DROPPED[1].load(Relaxed));
+/// assert!(!DROPPED[1].load(Relaxed));
 /// # Ok::<(), Error>(())
 /// ```
 ///
@@ -648,15 +661,27 @@ impl<T> Entry<T> {
     ///
     /// `ev` is the `raw` of a linked `Entry<T>`, not used by the caller
     /// after this.
-    unsafe fn unlink_raw(_lock: &EventLock, ev: *mut RawEvent) {
+    unsafe fn unlink_raw(lock: &EventLock, ev: *mut RawEvent) {
+        // SAFETY: by the caller's guarantee.
+        let entry = unsafe { Self::take_out(lock, ev) };
+        // SAFETY: the list's reference, from `Arc::into_raw` in `add`.
+        drop(unsafe { Arc::from_raw(entry) });
+    }
+
+    /// Takes the entry whose `raw` is `ev` out of `dynamic_events`, and
+    /// gives its caller the list's reference to it (`Arc::into_raw`'s).
+    ///
+    /// # Safety
+    ///
+    /// As [`Entry::unlink_raw`].
+    unsafe fn take_out(_lock: &EventLock, ev: *mut RawEvent) -> *const Self {
         // SAFETY: by the caller's guarantee.
         let entry = unsafe { crate::container_of!(ev.cast::<Opaque<RawEvent>>(), Entry<T>, raw) };
         // SAFETY: `event_mutex` is held (`_lock`); the entry is linked.
         unsafe { unlink(ev) };
         // SAFETY: `entry` is live (the list's reference).
         unsafe { (*entry).linked.store(false, Ordering::Release) };
-        // SAFETY: the list's reference, from `Arc::into_raw` in `add`.
-        drop(unsafe { Arc::from_raw(entry) });
+        entry
     }
 }
 

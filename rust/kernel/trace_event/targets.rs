@@ -121,12 +121,9 @@ use core::{
 /// // A provider makes its events where the core holds `event_mutex` (a
 /// // dynamic event type's `create`).
 /// let reg = locked(|lock| {
-///     KBox::pin_init(
-///         Registration::new(lock, &BUILTIN, Kind::Dynamic, |targets| {
-///             Ok(Ev { targets, registered: AtomicUsize::new(0) })
-///         }),
-///         GFP_KERNEL,
-///     )
+///     Registration::new(lock, &BUILTIN, Kind::Dynamic, |targets| {
+///         Ok(Ev { targets, registered: AtomicUsize::new(0) })
+///     })
 /// })??;
 /// assert!(!reg.data().targets.in_use());
 /// let (sys, name) = (c_str!("rkpe_doctest2"), c_str!("ev"));
