@@ -713,15 +713,14 @@ impl Probes {
             Ok(Event { shared, layout })
         };
         state.events.reserve(1, GFP_KERNEL)?;
-        let reg =
-            trace_event::Registration::new(lock, self.module, trace_event::Kind::Kprobe, data)
-                .map_err(|e| {
-                    if e == EEXIST {
-                        Fail::Parse(ParseError::logged(errno::EEXIST, Code::EventExist, 0, 0))
-                    } else {
-                        Fail::Kernel(e)
-                    }
-                })?;
+        let reg = trace_event::EventBox::new(lock, self.module, trace_event::Kind::Kprobe, data)
+            .map_err(|e| {
+                if e == EEXIST {
+                    Fail::Parse(ParseError::logged(errno::EEXIST, Code::EventExist, 0, 0))
+                } else {
+                    Fail::Kernel(e)
+                }
+            })?;
         let shared = reg.data().shared.clone();
         let index = state.events.len();
         // Cannot fail: reserved above.
@@ -811,7 +810,7 @@ impl Probes {
             )?;
             Ok(Event { shared, layout })
         };
-        let reg = trace_event::Registration::new_local(self.module, data)?;
+        let reg = trace_event::EventBox::new_local(self.module, data)?;
         let event = reg.data().shared.clone();
         let symbol = match spec.place {
             SpecPlace::Symbol { .. } => {

@@ -284,8 +284,7 @@ pub trait Event: Sync + Sized + 'static {
     /// use core::sync::atomic::{AtomicUsize, Ordering};
     /// use kernel::c_str;
     /// use kernel::trace_event::{
-    ///     set_enabled, Event, EventBox, EventFile, EventNames, Fields, Kind, Registration,
-    ///     Targets, TraceSeq,
+    ///     set_enabled, Event, EventBox, EventFile, EventNames, Fields, Kind, Targets, TraceSeq,
     /// };
     /// # // Runs `f` where the tracing core holds `event_mutex`, which only
     /// # // the core takes: in the `create` of a dynamic event type made for it.
@@ -372,7 +371,7 @@ pub trait Event: Sync + Sized + 'static {
     ///     // A provider makes its events where the core holds `event_mutex`
     ///     // (a dynamic event type's `create`).
     ///     locked(|lock| {
-    ///         Registration::new(lock, &BUILTIN, Kind::Dynamic, |own| {
+    ///         EventBox::new(lock, &BUILTIN, Kind::Dynamic, |own| {
     ///             if steal {
     ///                 *other = Some(own);
     ///                 return Err(ENOMEM);
@@ -475,7 +474,7 @@ pub struct KprobeDesc {
 /// ```
 /// use kernel::{c_str, str::CString};
 /// use kernel::trace_event::{
-///     Event, EventFile, EventNames, Fields, Kind, Registration, Targets, TraceSeq,
+///     Event, EventBox, EventFile, EventNames, Fields, Kind, Targets, TraceSeq,
 /// };
 /// # // Runs `f` where the tracing core holds `event_mutex`, which only
 /// # // the core takes: in the `create` of a dynamic event type made for it.
@@ -550,7 +549,7 @@ pub struct KprobeDesc {
 ///     // A provider makes its events where the core holds `event_mutex`
 ///     // (a dynamic event type's `create`).
 ///     locked(|lock| {
-///         Registration::new(lock, &BUILTIN, Kind::Dynamic, |targets| Ok(Ev(targets, sys, name)))
+///         EventBox::new(lock, &BUILTIN, Kind::Dynamic, |targets| Ok(Ev(targets, sys, name)))
 ///     })?
 /// };
 /// let mut ev = new("rkpe_doctest", "ev")?;
@@ -604,7 +603,7 @@ pub struct KprobeDesc {
 ///
 /// Until `removed` is set (by [`Registration::remove`]) or its
 /// [`EventBox`]'s drop removes it, `call` is registered with the tracing core (a local event,
-/// [`Registration::new_local`], is never registered: `removed` is set from
+/// [`EventBox::new_local`], is never registered: `removed` is set from
 /// the start, and perf uses the call while its provider lends it), with `class`, the strings of
 /// `data.names()` as answered once (owned by `data`) and the constants
 /// `Registration::FIELDS` and `Registration::FUNCS` reachable from it, and `data` as
@@ -627,7 +626,7 @@ pub struct Registration<T: Event> {
     targets: NonNull<Targets>,
     /// Written with `event_mutex` held.
     removed: AtomicBool,
-    /// Made by [`Registration::new_local`]: never added.
+    /// Made by [`EventBox::new_local`]: never added.
     local: bool,
     /// The symbols [`Event::describe_kprobe`] answered, each once: C keeps
     /// the pointer past the answer, so they live as long as the event.
@@ -652,44 +651,7 @@ pub const ENTRY_SIZE: usize = core::mem::size_of::<bindings::trace_entry>();
 const _: () = assert!(ENTRY_SIZE == 8);
 
 impl<T: Event> Registration<T> {
-    /// Creates `events/<system>/<name>/` (the names its data answers,
-    /// [`Event::names`]), owned by `module`, with `event_mutex` held (as
-    /// `trace_add_event_call()` wants it). `make`
-    /// makes the event's data from the event's [`Targets`] (which say,
-    /// while the event is enabled somewhere or open by perf, where): made
-    /// here, for this event alone; the data keeps them and answers them in
-    /// [`Event::targets`] (inline, the probe handler that reads them on
-    /// every hit follows no pointer more).
-    ///
-    /// # Errors
-    ///
-    /// `EEXIST` if any event (static or dynamic) has that name, `ENODEV` if
-    /// no event type id is left, `ENOMEM`, what `make` returns, or
-    /// `EINVAL` if the data's [`Event::targets`] are not the ones `make`
-    /// was given.
-    pub fn new(
-        lock: &EventLock,
-        module: &'static ThisModule,
-        kind: Kind,
-        make: impl FnOnce(Targets) -> Result<T>,
-    ) -> Result<EventBox<T>> {
-        EventBox::new(Self::init(Some(lock), module, kind, make))
-    }
-
-    /// A kprobe event for perf's kprobe PMU (a local event, as C's
-    /// `create_local_trace_kprobe()` makes): made as [`Registration::new`]
-    /// makes one, but not added to the tracing core (no `events/` files,
-    /// no type id, not `TRACE_EVENT_FL_DYNAMIC`). A
-    /// [`local::KprobeProvider`] hands it to perf, which has it until it
-    /// is destroyed; its `reg` serves perf as a listed event's does.
-    pub fn new_local(
-        module: &'static ThisModule,
-        make: impl FnOnce(Targets) -> Result<T>,
-    ) -> Result<EventBox<T>> {
-        EventBox::new(Self::init(None, module, Kind::Kprobe, make))
-    }
-
-    /// [`Registration::new`], or [`Registration::new_local`] without `lock`.
+    /// [`EventBox::new`], or [`EventBox::new_local`] without `lock`.
     fn init<'a>(
         lock: Option<&'a EventLock>,
         module: &'static ThisModule,
@@ -858,7 +820,7 @@ impl<T: Event> Registration<T> {
         &Self::PROVIDER
     }
 
-    /// The data given to [`Registration::new`], which the event's callbacks
+    /// The data given to [`EventBox::new`], which the event's callbacks
     /// get.
     pub fn data(&self) -> &T {
         &self.data
@@ -1117,8 +1079,8 @@ unsafe extern "C" fn nop_print(
     unsafe { bindings::trace_handle_return(seq) }
 }
 
-/// A [`Registration`] in an allocation of its own, as [`Registration::new`]
-/// and [`Registration::new_local`] make it.
+/// A [`Registration`] in an allocation of its own, made by [`EventBox::new`]
+/// or [`EventBox::new_local`].
 ///
 /// Dropping it removes the event (taking `event_mutex`: not with it held)
 /// and frees it. The tracing core points into an event until it is removed,
@@ -1145,17 +1107,53 @@ unsafe impl<T: Event> Sync for EventBox<T> {}
 unsafe impl<T: Event + Send> Send for EventBox<T> {}
 
 impl<T: Event> EventBox<T> {
-    fn new(init: impl PinInit<Registration<T>, Error>) -> Result<Self> {
+    /// Creates `events/<system>/<name>/` (the names its data answers,
+    /// [`Event::names`]), owned by `module`, with `event_mutex` held (as
+    /// `trace_add_event_call()` wants it). `make`
+    /// makes the event's data from the event's [`Targets`] (which say,
+    /// while the event is enabled somewhere or open by perf, where): made
+    /// here, for this event alone; the data keeps them and answers them in
+    /// [`Event::targets`] (inline, the probe handler that reads them on
+    /// every hit follows no pointer more).
+    ///
+    /// # Errors
+    ///
+    /// `EEXIST` if any event (static or dynamic) has that name, `ENODEV` if
+    /// no event type id is left, `ENOMEM`, what `make` returns, or
+    /// `EINVAL` if the data's [`Event::targets`] are not the ones `make`
+    /// was given.
+    pub fn new(
+        lock: &EventLock,
+        module: &'static ThisModule,
+        kind: Kind,
+        make: impl FnOnce(Targets) -> Result<T>,
+    ) -> Result<Self> {
+        Self::from_init(Registration::init(Some(lock), module, kind, make))
+    }
+
+    /// A kprobe event for perf's kprobe PMU (a local event, as C's
+    /// `create_local_trace_kprobe()` makes): made as [`EventBox::new`]
+    /// makes one, but not added to the tracing core (no `events/` files,
+    /// no type id, not `TRACE_EVENT_FL_DYNAMIC`). A
+    /// [`local::KprobeProvider`] hands it to perf, which has it until it
+    /// is destroyed; its `reg` serves perf as a listed event's does.
+    pub fn new_local(
+        module: &'static ThisModule,
+        make: impl FnOnce(Targets) -> Result<T>,
+    ) -> Result<Self> {
+        Self::from_init(Registration::init(None, module, Kind::Kprobe, make))
+    }
+
+    fn from_init(init: impl PinInit<Registration<T>, Error>) -> Result<Self> {
         let reg = KBox::pin_init(init, GFP_KERNEL)?;
-        // INVARIANT: the registration of a `KBox`, pinned: it stays where
-        // it is until `from_raw` pins it again.
         // SAFETY: the pointer is used as pinned (only shared, or dropped
         // through `Pin`).
         let ptr = KBox::into_raw(unsafe { Pin::into_inner_unchecked(reg) });
         // SAFETY: `KBox::into_raw` returns a non-null pointer.
-        Ok(Self {
-            ptr: unsafe { NonNull::new_unchecked(ptr) },
-        })
+        let ptr = unsafe { NonNull::new_unchecked(ptr) };
+        // INVARIANT: the registration of a `KBox`, pinned: it stays where
+        // it is until `from_raw` pins it again.
+        Ok(Self { ptr })
     }
 
     /// Gives up the allocation, for a user that keeps it as a pointer (perf
@@ -1172,11 +1170,10 @@ impl<T: Event> EventBox<T> {
     ///
     /// `ptr` comes from `into_raw`, and is given back once.
     unsafe fn from_raw(ptr: *mut Registration<T>) -> Self {
-        // INVARIANT: by the caller's guarantee.
         // SAFETY: by the caller's guarantee, from a `NonNull`.
-        Self {
-            ptr: unsafe { NonNull::new_unchecked(ptr) },
-        }
+        let ptr = unsafe { NonNull::new_unchecked(ptr) };
+        // INVARIANT: by the caller's guarantee.
+        Self { ptr }
     }
 }
 
@@ -1194,12 +1191,13 @@ impl<T: Event> Drop for EventBox<T> {
         let this: &Registration<T> = self;
         // A removed event may be dropped with `event_mutex` held; `removed`
         // only changes under it, by its owner, which is dropping it.
-        // SAFETY: `call` is added (not `removed`), and stays valid until
-        // this returns; `trace_event_dyn_remove()` takes `event_mutex`, and
-        // clears the buffers that may hold the event's records.
-        if !this.removed.load(Ordering::Relaxed)
-            && unsafe { bindings::trace_event_dyn_remove(this.call.get()) } != 0
-        {
+        let busy = || {
+            // SAFETY: called only when not `removed`: `call` is added, and
+            // stays valid until this returns; `trace_event_dyn_remove()` takes `event_mutex`,
+            // and clears the buffers that may hold the event's records.
+            unsafe { bindings::trace_event_dyn_remove(this.call.get()) != 0 }
+        };
+        if !this.removed.load(Ordering::Relaxed) && busy() {
             crate::pr_err!("trace_event: an event dropped while in use is kept, and its module\n");
             // SAFETY: no preconditions.
             unsafe { bindings::dump_stack() };

@@ -7,7 +7,7 @@
 //! provider (`struct kprobe_event_provider`) for a local event: a kprobe
 //! event that is not listed in tracefs, which perf alone uses until it
 //! closes it. A [`KprobeProvider`] registers a [`LocalKprobes`] as that
-//! provider: each local event it makes is a [`Registration::new_local`],
+//! provider: each local event it makes is a [`EventBox::new_local`],
 //! lent to perf from `create_local` to `destroy_local`, with a reference on
 //! the provider's module held by the tracing core meanwhile.
 //!
@@ -35,7 +35,7 @@ pub trait LocalKprobes: Sync + 'static {
     /// The events it makes (dropped where perf lets go of them: `Send`).
     type Event: Event + Send;
 
-    /// Makes a local event ([`Registration::new_local`], owned by the
+    /// Makes a local event ([`EventBox::new_local`], owned by the
     /// provider's module; any other is refused with `EINVAL`) with a kprobe at
     /// `place`, a kretprobe (with the kprobe core's default number of
     /// instances) if `is_return`, registered and disarmed: perf arms it
