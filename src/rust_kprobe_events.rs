@@ -198,7 +198,7 @@ impl kernel::Module for RustKprobeEvents {
         )?;
         let coming = KBox::pin_init(
             // After the other module notifiers, as the C kprobe events'
-            // (trace_kprobe.c:728).
+            // (`trace_kprobe_module_nb` in trace_kprobe.c).
             module_notifier::ModuleNotifier::new(2, Coming(probes.clone())),
             GFP_KERNEL,
         )?;

@@ -189,7 +189,7 @@ impl ProbeShared {
 #[derive(Clone)]
 pub(super) enum TraceKprobe {
     /// Not registered: on a module that is not loaded yet, or on an
-    /// address in no symbol (trace_kprobe.c:616-620).
+    /// address in no symbol (`register_trace_kprobe()`, `append_trace_kprobe()`).
     Pending(Arc<Entry<ProbeShared>>),
     /// A kprobe, registered disarmed (gone if its module went away).
     Kprobe(Arc<kprobes::Registration<Hit>>),
@@ -371,7 +371,8 @@ impl trace_event::local::LocalKprobes for Local {
     }
 }
 
-/// C's warning for a probe that waits for its module (trace_kprobe.c:619).
+/// C's warning for a probe that waits for its module (`register_trace_kprobe()`,
+/// `append_trace_kprobe()`).
 fn warn_pending() {
     pr_warn!("This probe might be able to register after target module is loaded. Continue.\n");
 }
@@ -426,7 +427,7 @@ impl State {
         Ok(())
     }
 
-    /// `unregister_trace_kprobe()` (trace_kprobe.c:522-548): a probe with
+    /// `unregister_trace_kprobe()` (trace_kprobe.c): a probe with
     /// siblings goes even while its event is enabled; the last probe of an
     /// event goes with the event, so not while that is enabled or in use.
     fn remove_probe(&mut self, lock: &EventLock, i: usize) -> Result {
@@ -589,7 +590,7 @@ impl Probes {
         // traceprobe_update_arg() runs in __register_trace_kprobe(): an
         // unknown `@SYM` is an ENOENT of the registration, which a probe on
         // a module not loaded (or on an address) survives as pending
-        // (trace_kprobe.c:616-620).
+        // (`register_trace_kprobe()`, `append_trace_kprobe()`).
         let module_exists = module_exists(&spec);
         let unresolved =
             match command::resolve_symbols(&mut spec.args.0, &|n| kernel_env::lookup(n)) {
@@ -668,7 +669,8 @@ impl Probes {
         let probe = match register(&shared, &self.buffers, None, env.symbol_address()) {
             Ok(p) => p,
             // A probe on a module that is not loaded waits for it; so does
-            // a probe on an address in no symbol (trace_kprobe.c:616-620).
+            // a probe on an address in no symbol (`register_trace_kprobe()`,
+            // `append_trace_kprobe()`).
             Err(e) if e == ENOENT && !module_exists => {
                 warn_pending();
                 TraceKprobe::Pending(shared.clone())
@@ -843,7 +845,7 @@ impl Probes {
     /// `,` for spaces, applied in order (a bad one is reported and skipped),
     /// then every event is enabled in the top instance, as
     /// `setup_boot_kprobe_events()` and `enable_boot_kprobe_events()` do
-    /// (trace_kprobe.c:2032-2070).
+    /// (trace_kprobe.c).
     ///
     /// Never fails: it runs in module init after events can exist (and be
     /// enabled), and a failed init would free them while registered.

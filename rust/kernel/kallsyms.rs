@@ -217,7 +217,7 @@ pub fn sprint_symbol_no_offset(addr: usize, buf: &mut [u8; SYMBOL_LEN]) -> usize
 
 /// Whether the function that holds `addr` has no ftrace call site, that is
 /// whether it is `notrace` (all of the tracing core is): the test of C's
-/// `__within_notrace_func()` (trace_kprobe.c:442-457). False for an address
+/// `__within_notrace_func()` (trace_kprobe.c). False for an address
 /// in no symbol, and without `CONFIG_DYNAMIC_FTRACE`.
 ///
 /// # Examples

@@ -772,7 +772,7 @@ impl<T: Event> Registration<T> {
 
     /// The class's fields: one entry with a `define_fields` callback
     /// (`TRACE_FUNCTION_TYPE`), then the end. A constant, as C's
-    /// `kprobe_fields_array` is static (trace_kprobe.c:1747-1751): C only
+    /// `kprobe_fields_array` is static (trace_kprobe.c): C only
     /// reads it.
     const FIELDS: [bindings::trace_event_fields; 2] = {
         // SAFETY: all zero is a valid value of the C struct (null pointers,
@@ -1251,7 +1251,7 @@ fn add_event_call(
 /// `trace_probe_unregister_event_call()`: `EBUSY` while in use, that is
 /// enabled, used by perf, or referenced (an `enable_event` trigger, a
 /// `trace_get_event_file()` holder: `trace_event_dyn_busy()`, as
-/// `unregister_trace_kprobe()` checks, trace_kprobe.c:550).
+/// `unregister_trace_kprobe()` in trace_kprobe.c checks).
 #[inline]
 fn remove_event_call(_lock: &EventLock, call: *mut bindings::trace_event_call) -> Result {
     // SAFETY: `call` was added by `add_event_call()`.

@@ -310,8 +310,8 @@ unsafe extern "C" fn open(
 ) -> core::ffi::c_int {
     from_result(|| {
         // Every tracing file refuses opens once the kernel is locked down
-        // for confidentiality (`tracing_check_open_get_tr()`, trace.c:581;
-        // `probes_open()`, trace_kprobe.c:1330), before any other effect.
+        // for confidentiality (`tracing_check_open_get_tr()` in trace.c;
+        // `probes_open()` in trace_kprobe.c), before any other effect.
         // SAFETY: no preconditions.
         to_result(unsafe { bindings::security_locked_down_tracefs() })?;
         // SAFETY: `inode` is valid during open. Under its lock the private
