@@ -303,7 +303,9 @@ pub fn on_func_entry_at(addr: usize, offset: u32) -> Result {
     })
 }
 
-/// What `%p` prints for `addr`: the hashed value.
+/// What `%p` prints for `addr`, as a number: the hashed value. Printed
+/// rather than asked of `ptr_to_hashval()`, as C's kprobe events name a
+/// probe on an address with `%p`, which also follows `no_hash_pointers`.
 #[inline]
 pub fn hash_pointer(addr: usize) -> u64 {
     let mut buf = [0u8; 24];
