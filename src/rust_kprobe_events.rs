@@ -209,9 +209,11 @@ impl kernel::Module for RustKprobeEvents {
             kernel::trace_event::local::KprobeProvider::new(module, Local(probes.clone())),
             GFP_KERNEL,
         )?;
-        // After everything that can fail: a boot event is enabled, so in
-        // use, and a failed init would free the module under its users.
-        // Defining them cannot fail (each error is logged).
+        // Nothing below can fail: events may be defined from here on. Until
+        // now none could be (`EBUSY`): a failed init frees the module,
+        // whoever uses its events. Boot events are enabled, so in use;
+        // defining them cannot fail (each error is logged).
+        probes.data().set_ready();
         if let Some(list) = kprobe_event.value() {
             Probes::boot_events(&probes, list.to_bytes());
         }

@@ -90,7 +90,7 @@ use registration::{module_exists, register};
 use stored::{Args, Exact, StoredProbe};
 use strings::EventStrings;
 
-use core::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 
 use kernel::{
     c_str,
@@ -487,6 +487,10 @@ pub(crate) struct Probes {
     /// The `kprobe_events` writes running: their `-:` lines' kprobes are
     /// unregistered when each has run all its lines ([`Probes::write_done`]).
     writes: AtomicUsize,
+    /// Set once the module's init can no longer fail ([`Probes::set_ready`]).
+    /// Until then a definition is refused: an event in use when a failed
+    /// init frees the module would be left with the module's code gone.
+    ready: AtomicBool,
 }
 
 impl Probes {
@@ -510,6 +514,7 @@ impl Probes {
             module,
             group,
             writes: AtomicUsize::new(0),
+            ready: AtomicBool::new(false),
         });
         if cfg!(CONFIG_KPROBE_EVENTS) {
             Arc::pin_init(Type::new(probes), GFP_KERNEL)
@@ -560,6 +565,9 @@ impl Probes {
     /// (`register_trace_kprobe()` runs under it; here the parse does too).
     fn define(ty: &Type<Probes>, lock: &EventLock, line: &[u8]) -> Result {
         let this = ty.data();
+        if !this.ready.load(Ordering::Acquire) {
+            return Err(EBUSY);
+        }
         let mut tokens = new_tokens()?;
         match this.create(ty, lock, line, &mut tokens) {
             Ok(()) => Ok(()),
@@ -841,14 +849,20 @@ impl Probes {
         Ok(reg)
     }
 
+    /// Lets definitions in: called by the module's init once nothing in it
+    /// can fail any more. Before, [`Probes::define`] answers `EBUSY`.
+    pub(crate) fn set_ready(&self) {
+        self.ready.store(true, Ordering::Release);
+    }
+
     /// The `kprobe_event=` parameter: definitions separated by `;`, with
     /// `,` for spaces, applied in order (a bad one is reported and skipped),
     /// then every event is enabled in the top instance, as
     /// `setup_boot_kprobe_events()` and `enable_boot_kprobe_events()` do
     /// (trace_kprobe.c).
     ///
-    /// Never fails: it runs in module init after events can exist (and be
-    /// enabled), and a failed init would free them while registered.
+    /// Never fails: it runs last in module init, after [`Probes::set_ready`],
+    /// and a failed init would free the module under the events it enabled.
     pub(crate) fn boot_events(ty: &Type<Probes>, list: &[u8]) {
         if let Err(e) = Self::try_boot_events(ty, list) {
             pr_warn!(

@@ -11,9 +11,10 @@
 //! `EventFile::record_hit`; other code through [`EventFile::reserve`], whose
 //! [`Reservation`] commits when dropped.
 //!
-//! Each user of an event (an instance enabling it, perf opening it) holds a
-//! reference on the event's module, taken in `reg` ([`ModuleRef`]): while
-//! the event is in use the module cannot be unloaded, and
+//! Each user of an event holds a reference on the event's module (an
+//! instance enabling it and perf opening it, in `reg`: [`ModuleRef`]; a
+//! trigger or another holder, by the core): while the event is in use the
+//! module cannot be unloaded, and
 //! [`Registration::remove`] answers `EBUSY`. A kprobe event ([`Kind::Kprobe`])
 //! is `TRACE_EVENT_FL_KPROBE`, which lets perf attach BPF kprobe programs to
 //! it. If its data says where it probes
@@ -463,9 +464,8 @@ pub struct KprobeDesc {
 ///
 /// [`Registration::remove`] removes it, or answers `EBUSY` while it is in use
 /// (enabled in an instance, open by perf, referenced by a trigger or a
-/// [`trace_get_event_file()`] holder). Dropping a registration that is still
-/// registered removes it, and waits for such users to let go first: the
-/// tracing core points into the registration until then.
+/// [`trace_get_event_file()`] holder). It is owned through an [`EventBox`],
+/// whose drop removes it, and keeps it rather than wait if it is in use.
 ///
 /// [`trace_get_event_file()`]: srctree/kernel/trace/trace_events.c
 ///
@@ -580,7 +580,8 @@ pub struct KprobeDesc {
 ///
 /// // Dropping an event still in use does not wait for its users, who may
 /// // never let go: it is kept where the tracing core points, listed (with
-/// // a message and a stack trace), and its module with it.
+/// // a message and a stack trace), and its module with it. (This one stays
+/// // until the next boot.)
 /// let held = new("rkpe_doctest", "held")?;
 /// let name = kernel::c_str!("held");
 /// // SAFETY: as above.
@@ -1085,14 +1086,17 @@ unsafe extern "C" fn nop_print(
 /// Dropping it removes the event (taking `event_mutex`: not with it held)
 /// and frees it. The tracing core points into an event until it is removed,
 /// and an event in use cannot be removed: then the drop does not wait for its
-/// users, who may never let go, but keeps the allocation (leaked) and the
-/// event's module (its callbacks are the module's code), and says so with a
-/// stack trace. An owner never meets that if it removes its events with
-/// [`Registration::remove`], which answers `EBUSY` instead, or drops them
-/// where none can be in use: each user holds a reference to the event's
-/// module ([`ModuleRef`], and the core's `trace_event_dyn_try_get_ref()`),
-/// so a module's exit finds none, and nor does a failed init that made no
-/// event usable.
+/// users, who may never let go, but keeps the allocation (leaked) and a
+/// reference to the event's module, whose code its callbacks are, and says
+/// so with a stack trace. An owner never meets that if it removes its events
+/// with [`Registration::remove`], which answers `EBUSY` instead, or drops
+/// them where none can be in use: each user holds a reference to the
+/// event's module (a [`ModuleRef`] while it is enabled or open by perf, and
+/// the core's `trace_event_dyn_try_get_ref()` for the others), so a
+/// module's exit finds none. A module's init is the exception: a failed
+/// init frees the module whatever its count, so a module must not let its
+/// events be used (defined by a user, enabled) before nothing in its init
+/// can fail.
 ///
 /// # Invariants
 ///
@@ -1189,22 +1193,25 @@ impl<T: Event> core::ops::Deref for EventBox<T> {
 impl<T: Event> Drop for EventBox<T> {
     fn drop(&mut self) {
         let this: &Registration<T> = self;
-        // A removed event may be dropped with `event_mutex` held; `removed`
-        // only changes under it, by its owner, which is dropping it.
-        let busy = || {
-            // SAFETY: called only when not `removed`: `call` is added, and
-            // stays valid until this returns; `trace_event_dyn_remove()` takes `event_mutex`,
+        // `&mut self`: every write of `removed` happened before.
+        if !this.removed.load(Ordering::Relaxed) {
+            // Held across the removal: if the event is busy, the reference
+            // stays, and the module with the event's callbacks. `None`: the
+            // module is going (a module's exit meets no busy event) or gone
+            // to a failed init (see the type's documentation).
+            let pin = ModuleRef::try_get(this.module);
+            // SAFETY: `call` is added (not `removed`) and stays valid until
+            // this returns; `trace_event_dyn_remove()` takes `event_mutex`,
             // and clears the buffers that may hold the event's records.
-            unsafe { bindings::trace_event_dyn_remove(this.call.get()) != 0 }
-        };
-        if !this.removed.load(Ordering::Relaxed) && busy() {
-            crate::pr_err!("trace_event: an event dropped while in use is kept, and its module\n");
-            // SAFETY: no preconditions.
-            unsafe { bindings::dump_stack() };
-            // SAFETY: a user holds a reference to the module (type
-            // documentation), so it is live; a null module is built in.
-            unsafe { bindings::__module_get(this.module.as_ptr()) };
-            return;
+            if unsafe { bindings::trace_event_dyn_remove(this.call.get()) } != 0 {
+                crate::pr_err!("trace_event: an event dropped while in use is kept\n");
+                // SAFETY: no preconditions.
+                unsafe { bindings::dump_stack() };
+                if let Some(pin) = pin {
+                    pin.keep();
+                }
+                return;
+            }
         }
         // SAFETY: the registration is not registered (removed, above, or
         // local) and perf does not have it (a local event is given back

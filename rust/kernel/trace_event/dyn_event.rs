@@ -13,7 +13,8 @@
 //! the removal is done (a kernel patch adds the callback), so that it can do
 //! once what every freed entry needs, such as waiting for an RCU grace
 //! period. Dropping the [`Type`] unregisters it (a kernel patch adds
-//! `dyn_event_unregister()`) and removes any entry left.
+//! `dyn_event_unregister()`) and removes any entry left (an entry that
+//! cannot be freed leaves the list and is kept).
 //!
 //! The core holds `event_mutex` around every callback, [`Provider::create`]
 //! included (a kernel patch adds the type's `create_locked`): a provider
@@ -75,8 +76,11 @@ pub trait Provider: Send + Sync + 'static {
     /// Removes `entry`; on success the caller takes it out of
     /// `dynamic_events` and lets go of the list's reference to it. An error
     /// means that nothing changed: the entry stays listed, and is offered
-    /// again. When [`Provider::is_busy`] says no, `free` must succeed in
-    /// the end: a [`Type`] is dropped only once it has.
+    /// again. A [`Type`] dropped while `free` fails for an entry keeps that
+    /// entry (it leaves the list, and its data is never dropped): so the
+    /// data should not own the entry's event, which then could not be kept
+    /// with its module; a provider keeps its events where they are dropped,
+    /// and kept, by their own [`EventBox`](super::EventBox).
     fn free(&self, lock: &EventLock, entry: &Self::Entry) -> Result;
 
     /// A removal (a `-:` line or a truncation of `dynamic_events`) gave
@@ -382,7 +386,7 @@ impl<P: Provider> Type<P> {
             if !this.going.load(Ordering::Relaxed) {
                 return err.to_errno();
             }
-            // The type is going and the entry is in use. It leaves the list,
+            // The type is going and the entry cannot be freed. It leaves the list,
             // which then no longer points to `ops`, and the list's reference
             // to it is kept (leaked): the entry stays with what the core
             // still uses.
@@ -454,13 +458,13 @@ impl<P: Provider> PinnedDrop for Type<P> {
         // No `create` runs once this returns, so no entry is added after.
         // SAFETY: `ops` was registered by `new_at` (type invariant).
         unsafe { dyn_event_unregister(ops) };
-        // INVARIANT: no entry listed keeps `ops` once this returns. A busy
-        // entry holds its event, which holds the module that owns this
-        // type: a module's exit finds none. Anywhere else the type does not
-        // wait for the users, who may never let go: the busy entries leave
-        // the list and are kept (`free`), with their events.
+        // INVARIANT: no entry listed keeps `ops` once this returns. An
+        // entry whose event is in use holds the event's module (through the
+        // event's users), so a module's exit that drops its type finds none.
+        // Anywhere else the type does not wait for the users, who may never
+        // let go: such entries leave the list and are kept (`free`).
         if self.release_all().is_err() {
-            crate::pr_err!("dyn_event: the entries in use of a type dropped are kept\n");
+            crate::pr_err!("dyn_event: entries of a dropped type that cannot be freed are kept\n");
             // SAFETY: no preconditions.
             unsafe { bindings::dump_stack() };
             self.going.store(true, Ordering::Relaxed);
@@ -588,7 +592,8 @@ unsafe fn unlink(raw: *mut RawEvent) {
 /// `linked` says whether `raw` is in `dyn_event_list` (it changes only
 /// with `event_mutex` held); when it is, `raw.ops` is the `ops` of a live
 /// `Type<P>` with `P::Entry = T`, and the list holds a reference to the
-/// [`Arc`] the entry is in, given back when it is taken out.
+/// [`Arc`] the entry is in, given back when it is taken out (or kept, by a
+/// [`Type`] dropped while the entry cannot be freed).
 #[pin_data]
 pub struct Entry<T> {
     #[pin]

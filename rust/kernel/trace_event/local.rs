@@ -7,9 +7,9 @@
 //! provider (`struct kprobe_event_provider`) for a local event: a kprobe
 //! event that is not listed in tracefs, which perf alone uses until it
 //! closes it. A [`KprobeProvider`] registers a [`LocalKprobes`] as that
-//! provider: each local event it makes is a [`EventBox::new_local`],
-//! lent to perf from `create_local` to `destroy_local`, with a reference on
-//! the provider's module held by the tracing core meanwhile.
+//! provider: each local event it makes ([`EventBox::new_local`]) is lent to
+//! perf from `create_local` to `destroy_local`, with a reference on the
+//! provider's module held by the tracing core meanwhile.
 //!
 //! C header: [`include/linux/trace_events.h`](srctree/include/linux/trace_events.h)
 
@@ -222,7 +222,7 @@ impl<P: LocalKprobes> PinnedDrop for KprobeProvider<P> {
         // SAFETY: `raw` is registered (type invariant), unregistered once.
         unsafe { kernel_provider_unregister(self.raw.get()) };
         // Each local event pins the module, so a module's exit finds none;
-        // the provider is registered last in init (see `new`).
+        // a module registers it last of what can fail in its init.
         if self.live.load(Ordering::Acquire) != 0 {
             crate::pr_err!("trace_event: a kprobe provider dropped with events lent to perf\n");
         }
