@@ -38,7 +38,7 @@ use core::{
     ffi::c_int,
     marker::PhantomPinned,
     ptr,
-    sync::atomic::{AtomicBool, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
 
 /// `struct dyn_event_operations` (<linux/trace_dynevent.h>).
@@ -46,6 +46,11 @@ type Operations = bindings::dyn_event_operations;
 
 /// `struct dyn_event` (<linux/trace_dynevent.h>).
 type RawEvent = bindings::dyn_event;
+
+/// The entries a [`Type`] dropped while they could not be freed (and so
+/// kept), chained through their `list.next`: never read, only a reference
+/// that shows them reachable.
+static KEPT: AtomicPtr<RawEvent> = AtomicPtr::new(ptr::null_mut());
 
 /// `struct trace_event_call` (<linux/trace_events.h>).
 type RawCall = bindings::trace_event_call;
@@ -393,6 +398,12 @@ impl<P: Provider> Type<P> {
             // SAFETY: `ev` is the `raw` of a linked `Entry<P::Entry>` (type
             // invariant), which is not used after this; `event_mutex` is held.
             let _ = unsafe { Entry::<P::Entry>::take_out(lock, ev) };
+            // Kept on purpose, so reachable (kmemleak would report it):
+            // chained from `KEPT` through the list pointer it no longer uses.
+            // SAFETY: `ev` is valid (its reference is kept) and out of every
+            // list; `event_mutex` serialises the writers of `KEPT`.
+            unsafe { (*ev).list.next = KEPT.load(Ordering::Relaxed).cast() };
+            KEPT.store(ev, Ordering::Relaxed);
             return 0;
         }
         // SAFETY: `ev` is the `raw` of a linked `Entry<P::Entry>` (type
