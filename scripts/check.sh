@@ -107,7 +107,7 @@ lane_a() {
 		# Return probes on vfs_read defined, enabled, disabled and removed
 		# while both CPUs call it, on a QEMU whose multi-threaded TCG runs
 		# them truly in parallel and keeps x86's cross-modifying-code rule
-		# (README, "The kretprobe oops": QEMU 7.2 oopses C alone here).
+		# (NOTES.md, "The kretprobe oops": QEMU 7.2 oopses C alone here).
 		step "vm test: return probes while vfs_read is patched, vCPUs in parallel (QEMU 10)" \
 			bash "$ROOT/scripts/vm.sh" --fixed-qemu --timeout 400 --log "$ROOT/build/results/retprobe_race-test.log" test -- \
 			'sh /rkpe/guest/retprobe_race.sh define 60'
@@ -138,7 +138,7 @@ lane_a() {
 	fi
 	if [ -e "$ROOT/build/debug/bzImage" ]; then
 		# Both halves on QEMU 10: QEMU 7.2's multi-threaded TCG can keep
-		# executing patched text (README, "The kretprobe oops"); it once
+		# executing patched text (NOTES.md, "The kretprobe oops"); it once
 		# hit an int3 that the kernel had removed in multiple_kprobes.tc.
 		step "vm debug: ftracetest kprobe+dynevent, first half (QEMU 10)" bash "$ROOT/scripts/ftracetest.sh" --fixed-qemu debug 1/2
 		step "vm debug: own .tc tests" bash "$ROOT/scripts/owntests.sh" debug
@@ -169,7 +169,7 @@ lane_b() {
 		'module_load.sh; a=$?; sh /rkpe/guest/kmemleak.sh || a=1; sh /rkpe/tests/vm/lockdown.sh && exit $a'
 	step "vm debug: ftracetest kprobe+dynevent, second half (QEMU 10)" bash "$ROOT/scripts/ftracetest.sh" --fixed-qemu debug 2/2
 	# On QEMU 10, both vCPUs truly in parallel: QEMU 7.2's multi-threaded
-	# TCG oopses C's kprobe events alone here (README, "The kretprobe
+	# TCG oopses C's kprobe events alone here (NOTES.md, "The kretprobe
 	# oops").
 	step "vm debug: stress, both CPUs in parallel (QEMU 10)" vmdebug --fixed-qemu stress 900 stress.sh 20
 	# And the race stage is not blind: on a module whose return-probe

@@ -8,7 +8,7 @@
 # 3b279f73fa37, v9.0.2): a vCPU can translate kernel text another vCPU is
 # patching and keep that translation after the write, so it goes on
 # executing text_poke_bp()'s temporary int3 that memory no longer holds
-# (README, "The kretprobe oops"). Debian's bookworm-backports build of QEMU
+# (NOTES.md, "The kretprobe oops"). Debian's bookworm-backports build of QEMU
 # 10.0 is fetched with `apt-get download` (private apt lists, nothing added
 # to the host's sources) and unpacked into the cache, never installed over
 # the host's QEMU, which every other run keeps using.

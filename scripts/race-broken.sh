@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The race stage must fail on a real fault in the module's return-probe
-# path, not only pass (README, "The kretprobe oops"). This builds the module
+# path, not only pass (NOTES.md, "The kretprobe oops"). This builds the module
 # with tests/broken/free-before-grace-period.patch (a removed return probe's
 # data freed while its kretprobe is still registered, before the grace
 # period of its unregistration has ended) against the built `debug` kernel

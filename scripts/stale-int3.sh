@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The experiment behind "The kretprobe oops" (README): the `test` kernel
+# The experiment behind "The kretprobe oops" (NOTES.md): the `test` kernel
 # (the module's return probes) and the `ref` kernel (C's, --c-only) with
 # scripts/stale-int3.patch (investigation only, never in the series), each
 # running guest/retprobe_race.sh on QEMU 10.0 (vm.sh --fixed-qemu: both

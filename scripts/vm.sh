@@ -20,12 +20,12 @@
 # (`-accel tcg,thread=single`) instead of one thread each. The guest is
 # still SMP, its CPUs interleaved. For experiments: the host's QEMU 7.2
 # with a thread a vCPU can keep executing text that the kernel has patched
-# (README, "The kretprobe oops"), which this hides and --fixed-qemu avoids.
+# (NOTES.md, "The kretprobe oops"), which this hides and --fixed-qemu avoids.
 #
 # --fixed-qemu: run on the QEMU of scripts/qemu-fixed.sh (Debian's backport
 # of 10.0, unpacked into the cache) instead of the host's 7.2, whose
 # multi-threaded TCG can keep executing kernel text that another vCPU has
-# patched (README, "The kretprobe oops"). Multi-threaded TCG there keeps
+# patched (NOTES.md, "The kretprobe oops"). Multi-threaded TCG there keeps
 # x86's cross-modifying-code rule, so both vCPUs run truly in parallel while
 # kprobes and ftrace patch the text.
 #

@@ -225,7 +225,7 @@ const _: () = {
     }
 };
 
-/// `btf_find_func_proto()` (trace_btf.c:13-37): the BTF of function
+/// `btf_find_func_proto()` (trace_btf.c): the BTF of function
 /// `name` and the id of its `FUNC_PROTO`.
 #[cfg(CONFIG_RUST_KPROBE_EVENTS_BTF_ARGS)]
 fn find_func_proto(name: &[u8]) -> Option<(kernel::btf::Btf, u32)> {

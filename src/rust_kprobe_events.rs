@@ -198,20 +198,25 @@ impl kernel::Module for RustKprobeEvents {
         )?;
         let coming = KBox::pin_init(
             // After the other module notifiers, as the C kprobe events'
-            // (trace_kprobe.c:728).
+            // (`trace_kprobe_module_nb` in trace_kprobe.c).
             module_notifier::ModuleNotifier::new(2, Coming(probes.clone())),
             GFP_KERNEL,
         )?;
-        if let Some(list) = kprobe_event.value() {
-            Probes::boot_events(&probes, list.to_bytes());
-        }
-        // Last: perf may ask it for an event as soon as it is registered,
-        // and a failed init must not drop it with an event lent.
+        // Last that can fail: perf may ask it for an event as soon as it is
+        // registered, and a failed init must not drop it with an event lent.
         #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
         let pmu = KBox::pin_init(
             kernel::trace_event::local::KprobeProvider::new(module, Local(probes.clone())),
             GFP_KERNEL,
         )?;
+        // Nothing below can fail: events may be defined from here on. Until
+        // now none could be (`EBUSY`): a failed init frees the module,
+        // whoever uses its events. Boot events are enabled, so in use;
+        // defining them cannot fail (each error is logged).
+        probes.data().set_ready();
+        if let Some(list) = kprobe_event.value() {
+            Probes::boot_events(&probes, list.to_bytes());
+        }
         pr_info!("loaded; {} and {} are ready\n", NAMES.events, NAMES.profile);
         Ok(RustKprobeEvents {
             #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]

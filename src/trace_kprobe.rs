@@ -90,7 +90,7 @@ use registration::{module_exists, register};
 use stored::{Args, Exact, StoredProbe};
 use strings::EventStrings;
 
-use core::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 
 use kernel::{
     c_str,
@@ -189,7 +189,7 @@ impl ProbeShared {
 #[derive(Clone)]
 pub(super) enum TraceKprobe {
     /// Not registered: on a module that is not loaded yet, or on an
-    /// address in no symbol (trace_kprobe.c:616-620).
+    /// address in no symbol (`register_trace_kprobe()`, `append_trace_kprobe()`).
     Pending(Arc<Entry<ProbeShared>>),
     /// A kprobe, registered disarmed (gone if its module went away).
     Kprobe(Arc<kprobes::Registration<Hit>>),
@@ -337,7 +337,7 @@ struct State {
     probes: KVec<TraceKprobe>,
     /// The events (`events/<GRP>/<EVENT>/`), registered with the tracing
     /// core.
-    events: KVec<Pin<KBox<trace_event::Registration<Event>>>>,
+    events: KVec<trace_event::EventBox<Event>>,
     /// Removed probes whose kprobes are still registered: unregistered
     /// together, with one RCU grace period, by [`State::bury`] before the
     /// write or truncation that removed them returns (C waits for one
@@ -366,12 +366,13 @@ impl trace_event::local::LocalKprobes for Local {
         &self,
         place: kprobes::Place<'_>,
         is_return: bool,
-    ) -> Result<Pin<KBox<trace_event::Registration<Event>>>> {
+    ) -> Result<trace_event::EventBox<Event>> {
         self.0.data().create_local(place, is_return)
     }
 }
 
-/// C's warning for a probe that waits for its module (trace_kprobe.c:619).
+/// C's warning for a probe that waits for its module (`register_trace_kprobe()`,
+/// `append_trace_kprobe()`).
 fn warn_pending() {
     pr_warn!("This probe might be able to register after target module is loaded. Continue.\n");
 }
@@ -426,7 +427,7 @@ impl State {
         Ok(())
     }
 
-    /// `unregister_trace_kprobe()` (trace_kprobe.c:522-548): a probe with
+    /// `unregister_trace_kprobe()` (trace_kprobe.c): a probe with
     /// siblings goes even while its event is enabled; the last probe of an
     /// event goes with the event, so not while that is enabled or in use.
     fn remove_probe(&mut self, lock: &EventLock, i: usize) -> Result {
@@ -486,6 +487,10 @@ pub(crate) struct Probes {
     /// The `kprobe_events` writes running: their `-:` lines' kprobes are
     /// unregistered when each has run all its lines ([`Probes::write_done`]).
     writes: AtomicUsize,
+    /// Set once the module's init can no longer fail ([`Probes::set_ready`]).
+    /// Until then a definition is refused: an event in use when a failed
+    /// init frees the module would be left with the module's code gone.
+    ready: AtomicBool,
 }
 
 impl Probes {
@@ -509,6 +514,7 @@ impl Probes {
             module,
             group,
             writes: AtomicUsize::new(0),
+            ready: AtomicBool::new(false),
         });
         if cfg!(CONFIG_KPROBE_EVENTS) {
             Arc::pin_init(Type::new(probes), GFP_KERNEL)
@@ -559,6 +565,9 @@ impl Probes {
     /// (`register_trace_kprobe()` runs under it; here the parse does too).
     fn define(ty: &Type<Probes>, lock: &EventLock, line: &[u8]) -> Result {
         let this = ty.data();
+        if !this.ready.load(Ordering::Acquire) {
+            return Err(EBUSY);
+        }
         let mut tokens = new_tokens()?;
         match this.create(ty, lock, line, &mut tokens) {
             Ok(()) => Ok(()),
@@ -589,7 +598,7 @@ impl Probes {
         // traceprobe_update_arg() runs in __register_trace_kprobe(): an
         // unknown `@SYM` is an ENOENT of the registration, which a probe on
         // a module not loaded (or on an address) survives as pending
-        // (trace_kprobe.c:616-620).
+        // (`register_trace_kprobe()`, `append_trace_kprobe()`).
         let module_exists = module_exists(&spec);
         let unresolved =
             match command::resolve_symbols(&mut spec.args.0, &|n| kernel_env::lookup(n)) {
@@ -668,7 +677,8 @@ impl Probes {
         let probe = match register(&shared, &self.buffers, None, env.symbol_address()) {
             Ok(p) => p,
             // A probe on a module that is not loaded waits for it; so does
-            // a probe on an address in no symbol (trace_kprobe.c:616-620).
+            // a probe on an address in no symbol (`register_trace_kprobe()`,
+            // `append_trace_kprobe()`).
             Err(e) if e == ENOENT && !module_exists => {
                 warn_pending();
                 TraceKprobe::Pending(shared.clone())
@@ -713,17 +723,14 @@ impl Probes {
             Ok(Event { shared, layout })
         };
         state.events.reserve(1, GFP_KERNEL)?;
-        let reg = KBox::pin_init(
-            trace_event::Registration::new(lock, self.module, trace_event::Kind::Kprobe, data),
-            GFP_KERNEL,
-        )
-        .map_err(|e| {
-            if e == EEXIST {
-                Fail::Parse(ParseError::logged(errno::EEXIST, Code::EventExist, 0, 0))
-            } else {
-                Fail::Kernel(e)
-            }
-        })?;
+        let reg = trace_event::EventBox::new(lock, self.module, trace_event::Kind::Kprobe, data)
+            .map_err(|e| {
+                if e == EEXIST {
+                    Fail::Parse(ParseError::logged(errno::EEXIST, Code::EventExist, 0, 0))
+                } else {
+                    Fail::Kernel(e)
+                }
+            })?;
         let shared = reg.data().shared.clone();
         let index = state.events.len();
         // Cannot fail: reserved above.
@@ -742,7 +749,7 @@ impl Probes {
         &self,
         place: kprobes::Place<'_>,
         is_return: bool,
-    ) -> Result<Pin<KBox<trace_event::Registration<Event>>>> {
+    ) -> Result<trace_event::EventBox<Event>> {
         use crate::kernel_env::Collect;
         use core::fmt::Write as _;
 
@@ -813,10 +820,7 @@ impl Probes {
             )?;
             Ok(Event { shared, layout })
         };
-        let reg = KBox::pin_init(
-            trace_event::Registration::new_local(self.module, data),
-            GFP_KERNEL,
-        )?;
+        let reg = trace_event::EventBox::new_local(self.module, data)?;
         let event = reg.data().shared.clone();
         let symbol = match spec.place {
             SpecPlace::Symbol { .. } => {
@@ -845,14 +849,20 @@ impl Probes {
         Ok(reg)
     }
 
+    /// Lets definitions in: called by the module's init once nothing in it
+    /// can fail any more. Before, [`Probes::define`] answers `EBUSY`.
+    pub(crate) fn set_ready(&self) {
+        self.ready.store(true, Ordering::Release);
+    }
+
     /// The `kprobe_event=` parameter: definitions separated by `;`, with
     /// `,` for spaces, applied in order (a bad one is reported and skipped),
     /// then every event is enabled in the top instance, as
     /// `setup_boot_kprobe_events()` and `enable_boot_kprobe_events()` do
-    /// (trace_kprobe.c:2032-2070).
+    /// (trace_kprobe.c).
     ///
-    /// Never fails: it runs in module init after events can exist (and be
-    /// enabled), and a failed init would free them while registered.
+    /// Never fails: it runs last in module init, after [`Probes::set_ready`],
+    /// and a failed init would free the module under the events it enabled.
     pub(crate) fn boot_events(ty: &Type<Probes>, list: &[u8]) {
         if let Err(e) = Self::try_boot_events(ty, list) {
             pr_warn!(

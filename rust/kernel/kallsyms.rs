@@ -217,7 +217,7 @@ pub fn sprint_symbol_no_offset(addr: usize, buf: &mut [u8; SYMBOL_LEN]) -> usize
 
 /// Whether the function that holds `addr` has no ftrace call site, that is
 /// whether it is `notrace` (all of the tracing core is): the test of C's
-/// `__within_notrace_func()` (trace_kprobe.c:442-457). False for an address
+/// `__within_notrace_func()` (trace_kprobe.c). False for an address
 /// in no symbol, and without `CONFIG_DYNAMIC_FTRACE`.
 ///
 /// # Examples
@@ -303,7 +303,9 @@ pub fn on_func_entry_at(addr: usize, offset: u32) -> Result {
     })
 }
 
-/// What `%p` prints for `addr`: the hashed value.
+/// What `%p` prints for `addr`, as a number: the hashed value. Printed
+/// rather than asked of `ptr_to_hashval()`, as C's kprobe events name a
+/// probe on an address with `%p`, which also follows `no_hash_pointers`.
 #[inline]
 pub fn hash_pointer(addr: usize) -> u64 {
     let mut buf = [0u8; 24];

@@ -108,11 +108,11 @@ pub enum Place<'a> {
 
 /// The copy of a place's symbol name a `struct kprobe` points to while it
 /// registers, for kprobes and kretprobes alike. The kprobe core reads
-/// `symbol_name` only then (`_kprobe_addr()`, kernel/kprobes.c:1461-1504,
-/// from `register_kprobe()` at 1643 and `register_kretprobe()` at 2221 and
-/// 2230) and in `dump_kprobe()` (2463, the report before a `BUG()` of a
-/// kprobe hit inside its own handler): [`forget_symbol`] clears it after
-/// registration, so that no copy is kept for as long as the probe.
+/// `symbol_name` only then (`_kprobe_addr()` in kernel/kprobes.c, from
+/// `register_kprobe()` and, twice, from `register_kretprobe()`) and in
+/// `dump_kprobe()` (the report before a `BUG()` of a kprobe hit inside its
+/// own handler): [`forget_symbol`] clears it after registration, so that no
+/// copy is kept for as long as the probe.
 fn symbol_of(place: Place<'_>) -> Result<Option<CString>> {
     match place {
         Place::Symbol(name, _) => Ok(Some(CString::try_from(name)?)),
@@ -652,7 +652,7 @@ pub trait RetHandler: Sync + 'static {
     /// ([`RetRegistration::new`]'s `data_size` bytes), when `data_size` is
     /// not 0: without data to keep, the kretprobe gets no entry handler
     /// and a hit costs one call less (as C's kprobe events set one only
-    /// for entry arguments, trace_kprobe.c:1043-1047). Atomic context.
+    /// for entry arguments, in `__trace_kprobe_create()`). Atomic context.
     fn entry(&self, _regs: &PtRegs, _data: &mut [u8]) {}
 
     /// Called when the function returns to `ret_ip`, with the data
@@ -1012,7 +1012,7 @@ unsafe extern "C" fn ret_handler_callback<T: RetHandler>(
 ///
 /// [`Registration::new`] does not check it: a user of kprobes on behalf of
 /// user space (as kprobe events are) checks it first, where C does
-/// (`__register_trace_kprobe()`, trace_kprobe.c:498), so that its other
+/// (`__register_trace_kprobe()` in trace_kprobe.c), so that its other
 /// answers keep C's order.
 ///
 /// # Examples

@@ -17,7 +17,8 @@ pub trait ModuleComing: Sync {
 /// A module notifier (`register_module_notifier()`) calling
 /// [`ModuleComing::coming`]. The chain calls its notifiers by priority,
 /// highest first (the C kprobe events register theirs at 2,
-/// trace_kprobe.c:728; the kprobe core's is at 0, kprobes.c:2688).
+/// `trace_kprobe_module_nb` in trace_kprobe.c; the kprobe core's is at 0,
+/// `kprobe_module_nb` in kprobes.c).
 ///
 /// # Examples
 ///

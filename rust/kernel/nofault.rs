@@ -123,9 +123,10 @@ pub fn read_user(addr: usize, dst: &mut [u8]) -> Result {
 
 /// What the two `copy_*_nofault()` return, as a result: 0, `-EFAULT`, or
 /// `-ERANGE` (`copy_from_kernel_nofault()` of an address the architecture
-/// does not allow: a user address on x86, mm/maccess.c:31). Without a call:
-/// `to_result()` is one, and a fault is a common answer on a probe hit
-/// (a pointer chain that ends in user memory or in nothing).
+/// does not allow: a user address on x86, its `copy_from_kernel_nofault_allowed()`
+/// test in mm/maccess.c). Without a call: `to_result()` is one, and a fault is a
+/// common answer on a probe hit (a pointer chain that ends in user memory or in
+/// nothing).
 #[inline(always)]
 fn nofault_result(ret: i32) -> Result {
     match ret {
@@ -311,21 +312,21 @@ pub const TASK_SIZE_BOUND: usize = (1 << 56) - crate::page::PAGE_SIZE;
 
 /// A bound no task's `TASK_SIZE` is below: a 32-bit task with the
 /// `ADDR_LIMIT_3GB` personality has `IA32_PAGE_OFFSET` 0xc0000000
-/// (arch/x86/include/asm/page_64_types.h:70-76), every other
+/// (`IA32_PAGE_OFFSET`, `TASK_SIZE` in arch/x86/include/asm/page_64_types.h), every other
 /// task more. An address below it is a user address for every task, so
 /// it is read as user memory without reading `TASK_SIZE`.
 #[cfg(CONFIG_X86_64)]
 pub const TASK_SIZE_FLOOR: usize = 0xc000_0000;
 
 /// A bound no task's `TASK_SIZE` exceeds: `TASK_SIZE_MAX` is `1 <<
-/// VA_BITS` (arch/arm64/include/asm/processor.h:55), and `VA_BITS` is at
+/// VA_BITS` (arch/arm64/include/asm/processor.h), and `VA_BITS` is at
 /// most 52. Kernel addresses start at or above `0xfff0_0000_0000_0000`.
 #[cfg(CONFIG_ARM64)]
 pub const TASK_SIZE_BOUND: usize = 1 << 52;
 
 /// A bound no task's `TASK_SIZE` is below: a compat task's `TASK_SIZE_32`,
 /// at the lowest `0x1_0000_0000` less a 64K page
-/// (arch/arm64/include/asm/processor.h:62-66); a 64-bit task's is at least
+/// (arch/arm64/include/asm/processor.h); a 64-bit task's is at least
 /// `1 << 39`.
 #[cfg(CONFIG_ARM64)]
 pub const TASK_SIZE_FLOOR: usize = 0x1_0000_0000 - 0x1_0000;

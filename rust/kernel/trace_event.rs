@@ -11,17 +11,19 @@
 //! `EventFile::record_hit`; other code through [`EventFile::reserve`], whose
 //! [`Reservation`] commits when dropped.
 //!
-//! Each user of an event (an instance enabling it, perf opening it) holds a
-//! reference on the event's module, taken in `reg` ([`ModuleRef`]): while
-//! the event is in use the module cannot be unloaded, and
+//! Each user of an event holds a reference on the event's module (an
+//! instance enabling it and perf opening it, in `reg`: [`ModuleRef`]; a
+//! trigger or another holder, by the core): while the event is in use the
+//! module cannot be unloaded, and
 //! [`Registration::remove`] answers `EBUSY`. A kprobe event ([`Kind::Kprobe`])
 //! is `TRACE_EVENT_FL_KPROBE`, which lets perf attach BPF kprobe programs to
 //! it. If its data says where it probes
 //! ([`Event::describe_kprobe`]), its class points perf and BPF to it (a
 //! `struct kprobe_event_provider`): `bpf_override_return()`,
-//! `BPF_TASK_FD_QUERY` and a BPF perf link's info ask there. Dropping an event that is still in use
-//! polls until its users let go: the tracing core tells a provider nothing
-//! when `trace_event_put_ref()` drops the last reference.
+//! `BPF_TASK_FD_QUERY` and a BPF perf link's info ask there. An event is
+//! owned through an [`EventBox`], whose drop never waits for the event's
+//! users: the tracing core tells a provider nothing when
+//! `trace_event_put_ref()` drops the last reference.
 //!
 //! `event_mutex` and the list of events are private to the tracing core. A
 //! provider makes and removes its events where the core holds the lock and
@@ -283,8 +285,7 @@ pub trait Event: Sync + Sized + 'static {
     /// use core::sync::atomic::{AtomicUsize, Ordering};
     /// use kernel::c_str;
     /// use kernel::trace_event::{
-    ///     set_enabled, Event, EventFile, EventNames, Fields, Kind, Registration, Targets,
-    ///     TraceSeq,
+    ///     set_enabled, Event, EventBox, EventFile, EventNames, Fields, Kind, Targets, TraceSeq,
     /// };
     /// # // Runs `f` where the tracing core holds `event_mutex`, which only
     /// # // the core takes: in the `create` of a dynamic event type made for it.
@@ -367,21 +368,18 @@ pub trait Event: Sync + Sized + 'static {
     /// fn new<const PAD: usize>(
     ///     other: &mut Option<Targets>,
     ///     steal: bool,
-    /// ) -> Result<Pin<KBox<Registration<Ev<PAD>>>>> {
+    /// ) -> Result<EventBox<Ev<PAD>>> {
     ///     // A provider makes its events where the core holds `event_mutex`
     ///     // (a dynamic event type's `create`).
     ///     locked(|lock| {
-    ///         KBox::pin_init(
-    ///             Registration::new(lock, &BUILTIN, Kind::Dynamic, |own| {
-    ///                 if steal {
-    ///                     *other = Some(own);
-    ///                     return Err(ENOMEM);
-    ///                 }
-    ///                 let other = other.take();
-    ///                 Ok(Ev { own, other, registered: AtomicUsize::new(0), _pad: [0; PAD] })
-    ///             }),
-    ///             GFP_KERNEL,
-    ///         )
+    ///         EventBox::new(lock, &BUILTIN, Kind::Dynamic, |own| {
+    ///             if steal {
+    ///                 *other = Some(own);
+    ///                 return Err(ENOMEM);
+    ///             }
+    ///             let other = other.take();
+    ///             Ok(Ev { own, other, registered: AtomicUsize::new(0), _pad: [0; PAD] })
+    ///         })
     ///     })?
     /// }
     /// let mut other = None;
@@ -466,9 +464,8 @@ pub struct KprobeDesc {
 ///
 /// [`Registration::remove`] removes it, or answers `EBUSY` while it is in use
 /// (enabled in an instance, open by perf, referenced by a trigger or a
-/// [`trace_get_event_file()`] holder). Dropping a registration that is still
-/// registered removes it, and waits for such users to let go first: the
-/// tracing core points into the registration until then.
+/// [`trace_get_event_file()`] holder). It is owned through an [`EventBox`],
+/// whose drop removes it, and keeps it rather than wait if it is in use.
 ///
 /// [`trace_get_event_file()`]: srctree/kernel/trace/trace_events.c
 ///
@@ -477,7 +474,7 @@ pub struct KprobeDesc {
 /// ```
 /// use kernel::{c_str, str::CString};
 /// use kernel::trace_event::{
-///     Event, EventFile, EventNames, Fields, Kind, Registration, Targets, TraceSeq,
+///     Event, EventBox, EventFile, EventNames, Fields, Kind, Targets, TraceSeq,
 /// };
 /// # // Runs `f` where the tracing core holds `event_mutex`, which only
 /// # // the core takes: in the `create` of a dynamic event type made for it.
@@ -552,12 +549,7 @@ pub struct KprobeDesc {
 ///     // A provider makes its events where the core holds `event_mutex`
 ///     // (a dynamic event type's `create`).
 ///     locked(|lock| {
-///         KBox::pin_init(
-///             Registration::new(lock, &BUILTIN, Kind::Dynamic, |targets| {
-///                 Ok(Ev(targets, sys, name))
-///             }),
-///             GFP_KERNEL,
-///         )
+///         EventBox::new(lock, &BUILTIN, Kind::Dynamic, |targets| Ok(Ev(targets, sys, name)))
 ///     })?
 /// };
 /// let mut ev = new("rkpe_doctest", "ev")?;
@@ -586,10 +578,10 @@ pub struct KprobeDesc {
 /// drop(again);
 /// assert!(new("rkpe_doctest", "ev").is_ok());
 ///
-/// // Dropping an event still in use waits until its users let go, rather
-/// // than free what the tracing core points to: here a work item lets go
-/// // of its reference 50 ms later.
-/// use core::sync::atomic::{AtomicBool, Ordering};
+/// // Dropping an event still in use does not wait for its users, who may
+/// // never let go: it is kept where the tracing core points, listed (with
+/// // a message and a stack trace), and its module with it. (This one stays
+/// // until the next boot.)
 /// let held = new("rkpe_doctest", "held")?;
 /// let name = kernel::c_str!("held");
 /// // SAFETY: as above.
@@ -601,26 +593,18 @@ pub struct KprobeDesc {
 ///     )
 /// };
 /// assert!(kernel::error::from_err_ptr(file).is_ok());
-/// let released = kernel::sync::Arc::new(AtomicBool::new(false), GFP_KERNEL)?;
-/// let (flag, file) = (released.clone(), file as usize);
-/// kernel::workqueue::system().try_spawn(GFP_KERNEL, move || {
-///     // SAFETY: no preconditions.
-///     unsafe { kernel::bindings::msleep(50) };
-///     flag.store(true, Ordering::SeqCst);
-///     // SAFETY: the reference taken above, given to this work item.
-///     unsafe { kernel::bindings::trace_put_event_file(file as *mut _) };
-/// })?;
 /// drop(held);
-/// assert!(released.load(Ordering::SeqCst));
-/// assert!(new("rkpe_doctest", "held").is_ok());
+/// assert_eq!(new("rkpe_doctest", "held").err(), Some(EEXIST));
+/// // SAFETY: taken above.
+/// unsafe { kernel::bindings::trace_put_event_file(file) };
 /// # Ok::<(), Error>(())
 /// ```
 ///
 /// # Invariants
 ///
-/// Until `removed` is set (by [`Registration::remove`] or the drop), `call`
-/// is registered with the tracing core (a local event,
-/// [`Registration::new_local`], is never registered: `removed` is set from
+/// Until `removed` is set (by [`Registration::remove`]) or its
+/// [`EventBox`]'s drop removes it, `call` is registered with the tracing core (a local event,
+/// [`EventBox::new_local`], is never registered: `removed` is set from
 /// the start, and perf uses the call while its provider lends it), with `class`, the strings of
 /// `data.names()` as answered once (owned by `data`) and the constants
 /// `Registration::FIELDS` and `Registration::FUNCS` reachable from it, and `data` as
@@ -632,7 +616,7 @@ pub struct KprobeDesc {
 /// links and writes the C structs (lists, flags, the event type id,
 /// reference counts) whenever it likes: they are only reached through raw
 /// pointers ([`Opaque`]), and no `&mut Self` is made while registered.
-#[pin_data(PinnedDrop)]
+#[pin_data]
 pub struct Registration<T: Event> {
     data: T,
     /// The module the event belongs to, pinned by each user
@@ -643,7 +627,7 @@ pub struct Registration<T: Event> {
     targets: NonNull<Targets>,
     /// Written with `event_mutex` held.
     removed: AtomicBool,
-    /// Made by [`Registration::new_local`]: never added.
+    /// Made by [`EventBox::new_local`]: never added.
     local: bool,
     /// The symbols [`Event::describe_kprobe`] answered, each once: C keeps
     /// the pointer past the answer, so they live as long as the event.
@@ -668,50 +652,7 @@ pub const ENTRY_SIZE: usize = core::mem::size_of::<bindings::trace_entry>();
 const _: () = assert!(ENTRY_SIZE == 8);
 
 impl<T: Event> Registration<T> {
-    /// Creates `events/<system>/<name>/` (the names its data answers,
-    /// [`Event::names`]), owned by `module`, with `event_mutex` held (as
-    /// `trace_add_event_call()` wants it). `make`
-    /// makes the event's data from the event's [`Targets`] (which say,
-    /// while the event is enabled somewhere or open by perf, where): made
-    /// here, for this event alone; the data keeps them and answers them in
-    /// [`Event::targets`] (inline, the probe handler that reads them on
-    /// every hit follows no pointer more).
-    ///
-    /// # Errors
-    ///
-    /// `EEXIST` if any event (static or dynamic) has that name, `ENODEV` if
-    /// no event type id is left, `ENOMEM`, what `make` returns, or
-    /// `EINVAL` if the data's [`Event::targets`] are not the ones `make`
-    /// was given.
-    pub fn new<'a>(
-        lock: &'a EventLock,
-        module: &'static ThisModule,
-        kind: Kind,
-        make: impl FnOnce(Targets) -> Result<T> + 'a,
-    ) -> impl PinInit<Self, Error> + 'a
-    where
-        T: 'a,
-    {
-        Self::init(Some(lock), module, kind, make)
-    }
-
-    /// A kprobe event for perf's kprobe PMU (a local event, as C's
-    /// `create_local_trace_kprobe()` makes): made as [`Registration::new`]
-    /// makes one, but not added to the tracing core (no `events/` files,
-    /// no type id, not `TRACE_EVENT_FL_DYNAMIC`). A
-    /// [`local::KprobeProvider`] hands it to perf, which has it until it
-    /// is destroyed; its `reg` serves perf as a listed event's does.
-    pub fn new_local<'a>(
-        module: &'static ThisModule,
-        make: impl FnOnce(Targets) -> Result<T> + 'a,
-    ) -> impl PinInit<Self, Error> + 'a
-    where
-        T: 'a,
-    {
-        Self::init(None, module, Kind::Kprobe, make)
-    }
-
-    /// [`Registration::new`], or [`Registration::new_local`] without `lock`.
+    /// [`EventBox::new`], or [`EventBox::new_local`] without `lock`.
     fn init<'a>(
         lock: Option<&'a EventLock>,
         module: &'static ThisModule,
@@ -832,7 +773,7 @@ impl<T: Event> Registration<T> {
 
     /// The class's fields: one entry with a `define_fields` callback
     /// (`TRACE_FUNCTION_TYPE`), then the end. A constant, as C's
-    /// `kprobe_fields_array` is static (trace_kprobe.c:1747-1751): C only
+    /// `kprobe_fields_array` is static (trace_kprobe.c): C only
     /// reads it.
     const FIELDS: [bindings::trace_event_fields; 2] = {
         // SAFETY: all zero is a valid value of the C struct (null pointers,
@@ -880,7 +821,7 @@ impl<T: Event> Registration<T> {
         &Self::PROVIDER
     }
 
-    /// The data given to [`Registration::new`], which the event's callbacks
+    /// The data given to [`EventBox::new`], which the event's callbacks
     /// get.
     pub fn data(&self) -> &T {
         &self.data
@@ -1139,42 +1080,144 @@ unsafe extern "C" fn nop_print(
     unsafe { bindings::trace_handle_return(seq) }
 }
 
-#[pinned_drop]
-impl<T: Event> PinnedDrop for Registration<T> {
-    fn drop(self: Pin<&mut Self>) {
-        let this = &*self;
-        // The tracing core points into this struct until the event is
-        // removed, and a busy event (enabled, open by perf, referenced by a
-        // trigger or a `trace_get_event_file()` holder) cannot be removed:
-        // wait until its users let go rather than free it under them. The
-        // owner removes events before dropping them where it can answer
-        // `EBUSY` instead; this wait is for the paths that cannot (a module
-        // init that fails after its events could be used). Dropping takes
-        // `event_mutex`, so whoever holds it must remove first.
-        // A removed event is dropped with `event_mutex` held, as often as not.
-        if this.removed.load(Ordering::Relaxed) {
-            return;
-        }
-        // INVARIANT: once this returns, `call` is no longer registered.
-        // `removed` is not set: nothing reads it after the drop.
-        // `trace_event_dyn_remove()` takes `event_mutex` for each try, and
-        // clears the buffers that may hold the event's records.
-        let mut warned = false;
-        // SAFETY: `call` is added (not `removed`), and stays valid until
-        // this returns.
-        while unsafe { bindings::trace_event_dyn_remove(this.call.get()) } != 0 {
-            if !warned {
-                crate::pr_warn!("trace_event: waiting for the users of a busy event to let go\n");
-                warned = true;
+/// A [`Registration`] in an allocation of its own, made by [`EventBox::new`]
+/// or [`EventBox::new_local`].
+///
+/// Dropping it removes the event (taking `event_mutex`: not with it held)
+/// and frees it. The tracing core points into an event until it is removed,
+/// and an event in use cannot be removed: then the drop does not wait for its
+/// users, who may never let go, but keeps the allocation (leaked) and a
+/// reference to the event's module, whose code its callbacks are, and says
+/// so with a stack trace. An owner never meets that if it removes its events
+/// with [`Registration::remove`], which answers `EBUSY` instead, or drops
+/// them where none can be in use: each user holds a reference to the
+/// event's module (a [`ModuleRef`] while it is enabled or open by perf, and
+/// the core's `trace_event_dyn_try_get_ref()` for the others), so a
+/// module's exit finds none. A module's init is the exception: a failed
+/// init frees the module whatever its count, so a module must not let its
+/// events be used (defined by a user, enabled) before nothing in its init
+/// can fail.
+///
+/// # Invariants
+///
+/// `ptr` is the pinned `Registration<T>` of a [`KBox`] this value owns.
+pub struct EventBox<T: Event> {
+    ptr: NonNull<Registration<T>>,
+}
+
+// SAFETY: it owns the registration, which is `Sync`.
+unsafe impl<T: Event> Sync for EventBox<T> {}
+// SAFETY: it owns the registration, which is `Send` when `T` is.
+unsafe impl<T: Event + Send> Send for EventBox<T> {}
+
+impl<T: Event> EventBox<T> {
+    /// Creates `events/<system>/<name>/` (the names its data answers,
+    /// [`Event::names`]), owned by `module`, with `event_mutex` held (as
+    /// `trace_add_event_call()` wants it). `make`
+    /// makes the event's data from the event's [`Targets`] (which say,
+    /// while the event is enabled somewhere or open by perf, where): made
+    /// here, for this event alone; the data keeps them and answers them in
+    /// [`Event::targets`] (inline, the probe handler that reads them on
+    /// every hit follows no pointer more).
+    ///
+    /// # Errors
+    ///
+    /// `EEXIST` if any event (static or dynamic) has that name, `ENODEV` if
+    /// no event type id is left, `ENOMEM`, what `make` returns, or
+    /// `EINVAL` if the data's [`Event::targets`] are not the ones `make`
+    /// was given.
+    pub fn new(
+        lock: &EventLock,
+        module: &'static ThisModule,
+        kind: Kind,
+        make: impl FnOnce(Targets) -> Result<T>,
+    ) -> Result<Self> {
+        Self::from_init(Registration::init(Some(lock), module, kind, make))
+    }
+
+    /// A kprobe event for perf's kprobe PMU (a local event, as C's
+    /// `create_local_trace_kprobe()` makes): made as [`EventBox::new`]
+    /// makes one, but not added to the tracing core (no `events/` files,
+    /// no type id, not `TRACE_EVENT_FL_DYNAMIC`). A
+    /// [`local::KprobeProvider`] hands it to perf, which has it until it
+    /// is destroyed; its `reg` serves perf as a listed event's does.
+    pub fn new_local(
+        module: &'static ThisModule,
+        make: impl FnOnce(Targets) -> Result<T>,
+    ) -> Result<Self> {
+        Self::from_init(Registration::init(None, module, Kind::Kprobe, make))
+    }
+
+    fn from_init(init: impl PinInit<Registration<T>, Error>) -> Result<Self> {
+        let reg = KBox::pin_init(init, GFP_KERNEL)?;
+        // SAFETY: the pointer is used as pinned (only shared, or dropped
+        // through `Pin`).
+        let ptr = KBox::into_raw(unsafe { Pin::into_inner_unchecked(reg) });
+        // SAFETY: `KBox::into_raw` returns a non-null pointer.
+        let ptr = unsafe { NonNull::new_unchecked(ptr) };
+        // INVARIANT: the registration of a `KBox`, pinned: it stays where
+        // it is until `from_raw` pins it again.
+        Ok(Self { ptr })
+    }
+
+    /// Gives up the allocation, for a user that keeps it as a pointer (perf
+    /// keeps a local event's call) and gives it back to [`EventBox::from_raw`].
+    fn into_raw(self) -> *mut Registration<T> {
+        let ptr = self.ptr.as_ptr();
+        core::mem::forget(self);
+        ptr
+    }
+
+    /// The `EventBox` that [`EventBox::into_raw`] gave up.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` comes from `into_raw`, and is given back once.
+    unsafe fn from_raw(ptr: *mut Registration<T>) -> Self {
+        // SAFETY: by the caller's guarantee, from a `NonNull`.
+        let ptr = unsafe { NonNull::new_unchecked(ptr) };
+        // INVARIANT: by the caller's guarantee.
+        Self { ptr }
+    }
+}
+
+impl<T: Event> core::ops::Deref for EventBox<T> {
+    type Target = Registration<T>;
+
+    fn deref(&self) -> &Registration<T> {
+        // SAFETY: the registration lives as long as `self` (type invariant).
+        unsafe { self.ptr.as_ref() }
+    }
+}
+
+impl<T: Event> Drop for EventBox<T> {
+    fn drop(&mut self) {
+        let this: &Registration<T> = self;
+        // `&mut self`: every write of `removed` happened before.
+        if !this.removed.load(Ordering::Relaxed) {
+            // Held across the removal: if the event is busy, the reference
+            // stays, and the module with the event's callbacks. `None`: the
+            // module is going (a module's exit meets no busy event) or gone
+            // to a failed init (see the type's documentation).
+            let pin = ModuleRef::try_get(this.module);
+            // SAFETY: `call` is added (not `removed`) and stays valid until
+            // this returns; `trace_event_dyn_remove()` takes `event_mutex`,
+            // and clears the buffers that may hold the event's records.
+            if unsafe { bindings::trace_event_dyn_remove(this.call.get()) } != 0 {
+                crate::pr_err!("trace_event: an event dropped while in use is kept\n");
+                // SAFETY: no preconditions.
+                unsafe { bindings::dump_stack() };
+                if let Some(pin) = pin {
+                    pin.keep();
+                }
+                return;
             }
-            // A poll, not a wait: the tracing core does not tell a provider
-            // when the last reference of a busy event is dropped
-            // (`trace_event_put_ref()` decrements `refcnt` and calls nothing
-            // the provider sees; only enabling and perf go through `reg`).
-            // SAFETY: no preconditions; a drop in process context without
-            // spinlocks held may sleep (the try just took a mutex).
-            unsafe { bindings::msleep(10) };
         }
+        // SAFETY: the registration is not registered (removed, above, or
+        // local) and perf does not have it (a local event is given back
+        // once perf let go); it was pinned in a `KBox` (type invariant) and
+        // is dropped in place.
+        drop(unsafe { Pin::new_unchecked(KBox::from_raw(self.ptr.as_ptr())) });
     }
 }
 
@@ -1215,7 +1258,7 @@ fn add_event_call(
 /// `trace_probe_unregister_event_call()`: `EBUSY` while in use, that is
 /// enabled, used by perf, or referenced (an `enable_event` trigger, a
 /// `trace_get_event_file()` holder: `trace_event_dyn_busy()`, as
-/// `unregister_trace_kprobe()` checks, trace_kprobe.c:550).
+/// `unregister_trace_kprobe()` in trace_kprobe.c checks).
 #[inline]
 fn remove_event_call(_lock: &EventLock, call: *mut bindings::trace_event_call) -> Result {
     // SAFETY: `call` was added by `add_event_call()`.

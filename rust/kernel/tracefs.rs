@@ -62,8 +62,9 @@ pub trait Operations: Sync + Sized {
 /// An open file keeps the `File`'s data and the module of `T` (given to
 /// [`File::new`]) alive: dropping a `File` removes it from tracefs, so that no
 /// new open finds it, then waits until the files open on it are closed.
-/// (The module cannot be unloaded while its files are open, so in a module's
-/// exit that wait is over at once.)
+/// (The module cannot be unloaded while its files are open, and a module's
+/// files do not open before its init is done, so in a module's exit, or a
+/// failed init, that wait is over at once.)
 ///
 /// # Examples
 ///
@@ -299,6 +300,17 @@ const fn fops(write: bool) -> Fops {
 static FOPS_RO: Fops = fops(false);
 static FOPS_RW: Fops = fops(true);
 
+/// Whether `module` is past its init (`MODULE_STATE_LIVE`), or built in (null).
+///
+/// # Safety
+///
+/// `module` is null or a module that is not freed during the call.
+#[inline]
+unsafe fn init_done(module: *mut bindings::module) -> bool {
+    // SAFETY: by the caller's guarantee; a plain read, as `module_is_live()`'s.
+    module.is_null() || unsafe { (*module).state } == bindings::module_state_MODULE_STATE_LIVE
+}
+
 /// Opens a [`File`]'s file: checks lockdown, counts the open, then runs [`Operations::open`].
 ///
 /// # Safety
@@ -310,8 +322,8 @@ unsafe extern "C" fn open(
 ) -> core::ffi::c_int {
     from_result(|| {
         // Every tracing file refuses opens once the kernel is locked down
-        // for confidentiality (`tracing_check_open_get_tr()`, trace.c:581;
-        // `probes_open()`, trace_kprobe.c:1330), before any other effect.
+        // for confidentiality (`tracing_check_open_get_tr()` in trace.c;
+        // `probes_open()` in trace_kprobe.c), before any other effect.
         // SAFETY: no preconditions.
         to_result(unsafe { bindings::security_locked_down_tracefs() })?;
         // SAFETY: `inode` is valid during open. Under its lock the private
@@ -320,7 +332,12 @@ unsafe extern "C" fn open(
         let shared = unsafe {
             bindings::inode_lock(inode);
             let shared = (*inode).i_private.cast::<Shared>().cast_const();
-            let taken = !shared.is_null() && bindings::try_module_get((*shared).module);
+            // Not while the module is in its init: a failed init frees the
+            // module whatever its count, and the `File`'s drop would wait
+            // for this open.
+            let taken = !shared.is_null()
+                && init_done((*shared).module)
+                && bindings::try_module_get((*shared).module);
             if taken {
                 // INVARIANT: this open found `shared` and holds the module
                 // reference taken above: it is counted until `put()`.

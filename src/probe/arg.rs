@@ -3,7 +3,7 @@
 //! Parse and compile one probe argument, `[NAME=]FETCHARG[:TYPE]`.
 //!
 //! A faithful re-statement of `traceprobe_parse_probe_arg()` and what it
-//! calls (trace_probe.c:1053-1629): the same programs, the same error
+//! calls (trace_probe.c): the same programs, the same error
 //! codes, the same caret offsets. Built with BTF arguments
 //! ([`Env::btf_args`](super::env::Env::btf_args)), names of function
 //! parameters, their fields and a typed `$retval` go through `btf_arg`
@@ -14,7 +14,7 @@
 //! argument's text. `ctx.offset` follows C's `ctx->offset` exactly, including
 //! its quirks: it stays after the `(` of the outermost dereference once that
 //! has parsed, and a `+u`/`-u` dereference advances it one byte less than
-//! the text it skips (trace_probe.c:1158).
+//! the text it skips (the dereference case of 6.12's `parse_probe_arg()`).
 //!
 //! Two things differ from C's programs without changing what they record:
 //! an `@SYM` placeholder folds into its immediate once the argument has
@@ -59,8 +59,8 @@ pub const MAX_PROBE_EVENT_SIZE: usize = 3072;
 /// Most arguments of a probe (`MAX_TRACE_ARGS`).
 pub const MAX_TRACE_ARGS: usize = 128;
 
-/// Field names an argument may not take (`reserved_field_names`,
-/// trace_probe.c:25-34).
+/// Field names an argument may not take (`reserved_field_names` in
+/// trace_probe.c).
 const RESERVED: [&[u8]; 8] = [
     b"common_type",
     b"common_flags",
@@ -394,7 +394,7 @@ fn find(s: &[u8], c: u8) -> Option<usize> {
 
 /// Parses argument `i` (0-based) of a probe, `token` as written, whose
 /// fixed part starts at `*size` bytes; `prev` are the arguments before it.
-/// `traceprobe_parse_probe_arg()`, trace_probe.c:1593-1629.
+/// `traceprobe_parse_probe_arg()` in trace_probe.c.
 pub fn parse<S: Store>(
     token: &[u8],
     i: usize,
@@ -428,7 +428,7 @@ pub fn parse<S: Store>(
     parse_body(&token[body_start..], name, size, ctx)
 }
 
-/// `generate_probe_arg_name()` (trace_probe.c:1566-1591): built with BTF
+/// `generate_probe_arg_name()` (trace_probe.c): built with BTF
 /// arguments, the text up to the first `:` if it is a good name, whatever
 /// its length; else `arg<N>`.
 ///
@@ -451,7 +451,7 @@ fn generate_name(token: &[u8], i: usize, ctx: &Ctx<'_, '_>) -> PResult<Str<MAX_N
     Ok(n)
 }
 
-/// `traceprobe_parse_probe_arg_body()`, trace_probe.c:1444-1547.
+/// `traceprobe_parse_probe_arg_body()` in trace_probe.c.
 fn parse_body(
     body: &[u8],
     name: Str<MAX_NAME_LEN>,
@@ -483,7 +483,7 @@ fn parse_body(
     ctx.depth = 0;
     parse_fetch(body, 0, split.fetch_end, &mut p, ctx)?;
     let ty_text = split.ty_text.map(|(a, b)| &body[a..b]);
-    // The storing type from BTF (trace_probe.c:1493-1503).
+    // The storing type from BTF (`traceprobe_parse_probe_arg_body()`).
     match ty_text {
         None => {
             if let Some(ty) = btf_arg::fetch_type(ctx) {
@@ -519,7 +519,7 @@ struct TypeSplit {
     count: u32,
 }
 
-/// `parse_probe_arg_type()`, trace_probe.c:1261-1322.
+/// `parse_probe_arg_type()` in trace_probe.c.
 fn parse_type(body: &[u8], ctx: &Ctx<'_, '_>) -> PResult<TypeSplit> {
     let colon = find(body, b':');
     let fetch_end = colon.unwrap_or(body.len());
@@ -612,12 +612,11 @@ impl Level {
     }
 }
 
-/// `parse_probe_arg()`, trace_probe.c:1053-1223 (6.12); in 7.3
+/// `parse_probe_arg()` in 6.12's trace_probe.c; in 7.3
 /// `parse_probe_arg_nested()`, `parse_probe_arg_leaf()` and
-/// `unwind_parse_states()` (trace_probe.c:1637-1807), the same steps in a
-/// loop over a stack of prefixes where 6.12 recursed (as this does): the
-/// fetch expression `body[lo..hi]`, emitted into `p` from the slot it is
-/// filling.
+/// `unwind_parse_states()`, the same steps in a loop over a stack of
+/// prefixes where 6.12 recursed (as this does): the fetch expression
+/// `body[lo..hi]`, emitted into `p` from the slot it is filling.
 fn parse_fetch(
     body: &[u8],
     lo: usize,
@@ -627,7 +626,7 @@ fn parse_fetch(
 ) -> PResult<()> {
     let s = &body[lo..hi];
     if let Some(level) = Level::of(s, ctx.dialect) {
-        // 7.3 counts the levels (trace_probe.c:1649-1653).
+        // 7.3 counts the levels (`parse_probe_arg_nested()`).
         if ctx.dialect.max_nested().is_some_and(|m| ctx.depth >= m) {
             return Err(ctx.err_at(errno::E2BIG, Code::TooManyNested, ctx.offset));
         }
@@ -713,7 +712,7 @@ fn parse_fetch(
     Ok(())
 }
 
-/// `+|-[u]OFFS(FETCHARG)`, trace_probe.c:1138-1190.
+/// `+|-[u]OFFS(FETCHARG)`, the dereference case of 6.12's `parse_probe_arg()`.
 fn parse_deref(
     body: &[u8],
     lo: usize,
@@ -766,7 +765,7 @@ fn parse_deref(
     Ok(())
 }
 
-/// `find_matched_close_paren()` (7.3 trace_probe.c:942-957): where the `)`
+/// `find_matched_close_paren()` (7.3 trace_probe.c): where the `)`
 /// that closes the `(` at `s[0]` is.
 fn matched_close(s: &[u8]) -> Option<usize> {
     let mut count = 0usize;
@@ -783,8 +782,8 @@ fn matched_close(s: &[u8]) -> Option<usize> {
     None
 }
 
-/// A typecast (7.3 `handle_typecast()`, trace_probe.c:959-1057, and its
-/// unwinding, :1765-1782): `(STRUCT[,FIELD])` followed by `(FETCHARG)->`,
+/// A typecast (7.3 `handle_typecast()` and its unwinding in
+/// `unwind_parse_states()`): `(STRUCT[,FIELD])` followed by `(FETCHARG)->`,
 /// `+|-OFF(..)->`, `this_cpu_*(..)->` or `VAR->`, then fields. What it
 /// casts is parsed first (one level deeper), then the fields of `STRUCT`
 /// from there. BTF arguments only, at function entry and exit.
@@ -863,8 +862,8 @@ fn parse_typecast(
 /// What a dereference or a `this_cpu_*()` reads from: `body[inner..hi]` up
 /// to its last `)`, parsed one level deeper, the caret back where the
 /// prefix left it; `$comm` and immediate strings have no address (C's
-/// `STATE_DEREF`, parsed and unwound alike for both, trace_probe.c
-/// :1542-1585, :359-400, :1731-1764).
+/// `STATE_DEREF`, parsed and unwound alike for both, in 7.3's
+/// `parse_probe_arg_deref()`, `parse_this_cpu()` and `unwind_parse_states()`).
 fn parse_deref_inner(
     body: &[u8],
     inner: usize,
@@ -903,12 +902,11 @@ fn parse_nested(
 }
 
 /// `this_cpu_ptr(FETCHARG)` and `this_cpu_read(FETCHARG)` (7.3
-/// `parse_this_cpu()`, trace_probe.c:359-400, and its unwinding,
-/// :1731-1764): the current CPU's address of the per-CPU variable
-/// FETCHARG, and for `this_cpu_read` the word there. The last `)` closes;
-/// for an `@ADDR` or `@SYM` inside, the CPU offset replaces its
-/// dereference. (C refuses it, `NOSUP_PERCPU`, for uprobes and event
-/// probes only: never here.)
+/// `parse_this_cpu()` and its unwinding in `unwind_parse_states()`): the
+/// current CPU's address of the per-CPU variable FETCHARG, and for
+/// `this_cpu_read` the word there. The last `)` closes; for an `@ADDR` or
+/// `@SYM` inside, the CPU offset replaces its dereference. (C refuses it,
+/// `NOSUP_PERCPU`, for uprobes and event probes only: never here.)
 fn parse_this_cpu(
     body: &[u8],
     lo: usize,
@@ -937,8 +935,8 @@ fn parse_this_cpu(
     Ok(())
 }
 
-/// `$`-variables, `parse_probe_vars()` (trace_probe.c:913-1025; 7.3
-/// :1391-1433, which adds `$current`). `s` starts at the `$`.
+/// `$`-variables, `parse_probe_vars()` (trace_probe.c; 7.3's adds
+/// `$current`). `s` starts at the `$`.
 fn parse_var(s: &[u8], p: &mut ProgramBuilder, ctx: &mut Ctx<'_, '_>) -> PResult<()> {
     let v = &s[1..];
     // A number that does not parse: -ERANGE in 7.3 if it overflows.
@@ -952,7 +950,7 @@ fn parse_var(s: &[u8], p: &mut ProgramBuilder, ctx: &mut Ctx<'_, '_>) -> PResult
         }
         if ctx.btf.enabled() {
             // `$retval[->FIELD...]` typed from BTF, and anything else
-            // starting with `$retval` as a name (trace_probe.c:937-946).
+            // starting with `$retval` as a name (`parse_probe_vars()`).
             return btf_arg::parse(s, p, ctx);
         }
         Insn::new(Op::Retval)
@@ -982,7 +980,7 @@ fn parse_var(s: &[u8], p: &mut ProgramBuilder, ctx: &mut Ctx<'_, '_>) -> PResult
         .strip_prefix(b"current")
         .filter(|_| ctx.dialect.has_current())
     {
-        // `parse_probe_var_current()` (7.3 trace_probe.c:1314-1337).
+        // `parse_probe_var_current()` (7.3 trace_probe.c).
         if rest.first() == Some(&b'-') && ctx.btf.enabled() {
             return btf_arg::parse(s, p, ctx);
         }
@@ -1038,7 +1036,7 @@ pub(super) fn entry_arg(n: u16, arch: &Arch) -> Insn {
     }
 }
 
-/// `finalize_fetch_insn()`, trace_probe.c:1325-1441: the store, the
+/// `finalize_fetch_insn()` in trace_probe.c: the store, the
 /// bitfield and the array loop after the fetch.
 fn finalize(
     arg: &mut Arg,
@@ -1132,7 +1130,7 @@ fn to_store(slot: &mut Insn, op: Op, size: u8) {
     };
 }
 
-/// `__parse_bitfield_probe_arg()`, trace_probe.c:1226-1258, for a type
+/// `__parse_bitfield_probe_arg()` in trace_probe.c, for a type
 /// starting with `b`: `b<width>@<offset>/<container>`. False is
 /// `BAD_BITFIELD`.
 fn bitfield(p: &mut ProgramBuilder, t: &[u8], size: u8, dialect: Dialect) -> bool {

@@ -11,10 +11,10 @@
 //! parameter of a `FUNC_PROTO`, and so on.
 //!
 //! Over that trait, the helpers the probe language needs, ported from C
-//! without allocation: [`skip_modifiers`] (`btf_type_skip_modifiers()`,
-//! kernel/bpf/btf.c:610-624), the parameters and return type of a
-//! [`Func`] (`btf_get_func_param()`, trace_btf.c:43-53), and
-//! [`find_struct_member`] (`btf_find_struct_member()`, trace_btf.c:70-124)
+//! without allocation: [`skip_modifiers`] (`btf_type_skip_modifiers()` in
+//! kernel/bpf/btf.c), the parameters and return type of a
+//! [`Func`] (`btf_get_func_param()` in trace_btf.c), and
+//! [`find_struct_member`] (`btf_find_struct_member()` in trace_btf.c)
 //! with its 16-entry stack of anonymous members on the Rust stack.
 //!
 //! C header: [`include/uapi/linux/btf.h`](srctree/include/uapi/linux/btf.h)
@@ -175,7 +175,7 @@ pub fn is_struct(record: &[u32]) -> bool {
     matches!(kind_of(record), kind::STRUCT | kind::UNION)
 }
 
-/// `btf_type_is_modifier()` (kernel/bpf/btf.c:472-494): a type that
+/// `btf_type_is_modifier()` (kernel/bpf/btf.c): a type that
 /// refers to another through `type` and has no size of its own.
 fn is_modifier(record: &[u32]) -> bool {
     matches!(
@@ -189,7 +189,7 @@ fn is_modifier(record: &[u32]) -> bool {
 /// parser.
 const MAX_MODIFIERS: usize = 64;
 
-/// `btf_type_skip_modifiers()` (kernel/bpf/btf.c:610-624): type `id`
+/// `btf_type_skip_modifiers()` (kernel/bpf/btf.c): type `id`
 /// after its typedefs, `const`, `volatile`, `restrict` and type tags, with
 /// its id; `None` where C gets `NULL` (an id past the table).
 pub fn skip_modifiers(btf: &dyn Btf, mut id: u32) -> Option<(u32, &[u32])> {
@@ -204,7 +204,7 @@ pub fn skip_modifiers(btf: &dyn Btf, mut id: u32) -> Option<(u32, &[u32])> {
     None
 }
 
-/// `btf_type_int(t)` (trace_probe.c:318-321): the word after the head of
+/// `btf_type_int(t)` (trace_probe.c): the word after the head of
 /// type `id`'s record. C reads it whatever the kind (an `INT`'s data, a
 /// struct's first member name, or, for a record without extra words, the
 /// first word of the next record, records being contiguous); here the same
@@ -238,7 +238,7 @@ impl<'a> Func<'a> {
     }
 
     /// `btf_get_func_param()` as `query_btf_context()` uses it
-    /// (trace_probe.c:448-488): the number of parameters, 0 without any
+    /// (trace_probe.c): the number of parameters, 0 without any
     /// (or if the type is not a `FUNC_PROTO`).
     pub fn nr_params(&self) -> usize {
         let record = self.proto_record();
@@ -312,7 +312,7 @@ fn members(record: &[u32]) -> impl Iterator<Item = (u32, u32, u32)> + '_ {
         .map(|m| (m[0], m[1], m[2]))
 }
 
-/// `btf_find_struct_member()` (trace_btf.c:70-124): member `name` of the
+/// `btf_find_struct_member()` (trace_btf.c): member `name` of the
 /// struct or union `record`, looking into its anonymous structs and unions
 /// (up to 16 pending at a time, the last pushed searched first, as C does).
 /// [`NotStruct`] where C answers `-EINVAL` (`record` is not a struct or union),

@@ -2,7 +2,7 @@
 
 //! One line of `kprobe_events`: a probe definition or a removal.
 //!
-//! [`parse`] follows `__trace_kprobe_create()` (trace_kprobe.c:843-1079)
+//! [`parse`] follows `__trace_kprobe_create()` (trace_kprobe.c)
 //! step by step, up to (not including) registration: the head
 //! (`p`/`r[N]`, `:[GRP/][EVENT]`), the place (symbol, offset, `%return`,
 //! address), the `$arg` scan (with BTF arguments: the expansion of `$arg*`
@@ -577,7 +577,7 @@ pub fn parse<'l, A: ArgList>(
     Ok(Some(probe))
 }
 
-/// `traceprobe_parse_event_name()` (trace_probe.c:251-297): `text` is
+/// `traceprobe_parse_event_name()` (trace_probe.c): `text` is
 /// what follows the `:` of token 0, at offset `offset` in it.
 fn parse_event_name(
     text: &[u8],
@@ -620,7 +620,7 @@ fn parse_event_name(
     Ok(())
 }
 
-/// The name of an event defined without one (trace_kprobe.c:991-1001):
+/// The name of an event defined without one (`__trace_kprobe_create()`):
 /// `p_SYM_OFFS` or `p_0xHASH`, cut to 63 bytes, then `sanitize_event_name()`
 /// turns `:`, `.` and `*` after the first byte into `_`.
 fn auto_name(event: &mut Name, is_return: bool, symbol: &[u8], place: Place, env: &dyn Env) {
@@ -648,7 +648,7 @@ fn auto_name(event: &mut Name, is_return: bool, symbol: &[u8], place: Place, env
     }
 }
 
-/// `traceprobe_update_arg()` (trace_probe.c:1858-1890), run when the probe
+/// `traceprobe_update_arg()` (trace_probe.c), run when the probe
 /// is registered: each `@SYM[+|-offs]` immediate (one that keeps its text,
 /// where C has a `FETCH_NOP_SYMBOL` before it) gets its address. `lookup`
 /// is `kallsyms_lookup_name()` (0 for an unknown symbol). Errors: `EINVAL`
@@ -684,7 +684,7 @@ pub fn resolve_symbols(
     Ok(())
 }
 
-/// Maps a registration failure to what C logs (trace_kprobe.c:1055-1064):
+/// Maps a registration failure to what C logs (`__trace_kprobe_create()`):
 /// at the place token, `EILSEQ` is `BAD_INSN_BNDRY`, `ENOENT` is
 /// `BAD_PROBE_ADDR`; anything but `ENOMEM` and `EEXIST` is
 /// `FAIL_REG_PROBE`.

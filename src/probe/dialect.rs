@@ -34,8 +34,8 @@ impl Dialect {
         matches!(self, Dialect::Linux7_3)
     }
 
-    /// `MAX_ARGSTR_LEN`: the longest argument expression (6.12
-    /// trace_probe.h:33 63, 7.3 trace_probe.h:35 255).
+    /// `MAX_ARGSTR_LEN`: the longest argument expression (63 in 6.12's
+    /// trace_probe.h, 255 in 7.3's).
     pub const fn max_argstr_len(self) -> usize {
         if self.is_7_3() {
             255
@@ -46,7 +46,7 @@ impl Dialect {
 
     /// `TRACEPROBE_MAX_NESTED_LEVEL`: how many `+|-OFF(`, typecasts and
     /// `this_cpu_*(` an argument may nest; the next is `TOO_MANY_NESTED`
-    /// (7.3 trace_probe.h:441, trace_probe.c:1649-1653). 6.12 had no limit
+    /// (7.3's trace_probe.h, checked in `parse_probe_arg_nested()`). 6.12 had no limit
     /// of its own (only `FETCH_INSN_MAX` and the argument's length).
     pub const fn max_nested(self) -> Option<usize> {
         if self.is_7_3() {
@@ -56,29 +56,30 @@ impl Dialect {
         }
     }
 
-    /// `$current`, the current task (7.3 trace_probe.c:1314-1337).
+    /// `$current`, the current task (7.3 `parse_probe_var_current()`).
     pub const fn has_current(self) -> bool {
         self.is_7_3()
     }
 
     /// `this_cpu_ptr(FETCHARG)` and `this_cpu_read(FETCHARG)` (7.3
-    /// trace_probe.c:347-400, :1731-1764). In 6.12 such an argument is a
-    /// BTF variable name.
+    /// `parse_this_cpu()` and the dereference unwinding in
+    /// `unwind_parse_states()`). In 6.12 such an argument is a BTF variable
+    /// name.
     pub const fn has_this_cpu(self) -> bool {
         self.is_7_3()
     }
 
     /// Whether an argument starting with `(` is a typecast (7.3
-    /// `handle_typecast()`, trace_probe.c:959-1057; without BTF arguments or
-    /// off function entry and exit `NOSUP_BTFARG`, -EOPNOTSUPP, :1117-1121,
-    /// :965-970). 6.12 has no typecasts: `BAD_FETCH_ARG`.
+    /// `handle_typecast()` in trace_probe.c; without BTF arguments (its stub)
+    /// or off function entry and exit (its first test) `NOSUP_BTFARG`,
+    /// -EOPNOTSUPP). 6.12 has no typecasts: `BAD_FETCH_ARG`.
     pub const fn has_typecasts(self) -> bool {
         self.is_7_3()
     }
 
     /// More than `MAX_TRACE_ARGS` arguments: 7.3 logs `TOO_MANY_ARGS` at
-    /// the first argument (trace_kprobe.c:1038-1042), 6.12 logs nothing
-    /// (:1016-1019); both answer -E2BIG.
+    /// the first argument (`trace_kprobe_create_internal()`), 6.12 logs
+    /// nothing (`__trace_kprobe_create()`); both answer -E2BIG.
     pub const fn too_many_args(self) -> super::error::ParseError {
         use super::error::ParseError;
         if self.is_7_3() {
@@ -90,7 +91,7 @@ impl Dialect {
 
     /// The errno of a `$stackN` or `$argN` whose number does not parse
     /// (`BAD_VAR`): 7.3 returns `kstrtoul()`'s, -ERANGE on overflow
-    /// (trace_probe.c:1293-1298, :1346-1351); 6.12 always -EINVAL.
+    /// (`parse_probe_var_stack()`, `parse_probe_var_arg()`); 6.12 always -EINVAL.
     pub const fn bad_number_errno(self, overflow: bool) -> i32 {
         if self.is_7_3() && overflow {
             errno::ERANGE
@@ -100,23 +101,23 @@ impl Dialect {
     }
 
     /// Whether `-:EVENT PLACE` compares the whole place (7.3
-    /// trace_kprobe.c:149-176); 6.12 formats it into 64 bytes and compares
-    /// the first 63 (:147-166).
+    /// `trace_kprobe_match_command_head()`); 6.12's formats it into 64 bytes
+    /// and compares the first 63.
     pub const fn removal_matches_whole_place(self) -> bool {
         self.is_7_3()
     }
 
     /// Whether an unqualified symbol that vmlinux has is unique by
-    /// vmlinux's count alone (7.3 `number_of_same_symbols()`,
-    /// trace_kprobe.c:770-787); 6.12 adds the modules' (:765-774).
+    /// vmlinux's count alone (7.3 `number_of_same_symbols()` in
+    /// trace_kprobe.c); 6.12's adds the modules'.
     pub const fn vmlinux_count_only(self) -> bool {
         self.is_7_3()
     }
 
     /// Whether the caret stays at the start of the last field of a BTF
-    /// field chain (7.3 `get_bitoffset_of_field()`, trace_probe.c:672-673);
-    /// 6.12 adds `NULL - fieldname` there (`parse_btf_field()`,
-    /// trace_probe.c:593), and the module takes the end of the name.
+    /// field chain (7.3 `get_bitoffset_of_field()` in trace_probe.c); 6.12
+    /// adds `NULL - fieldname` there (`parse_btf_field()`), and the module
+    /// takes the end of the name.
     pub const fn keeps_offset_at_last_field(self) -> bool {
         self.is_7_3()
     }

@@ -2,13 +2,13 @@
 
 //! Parse errors: the C error codes and texts, the caret, the errno.
 //!
-//! [`Code`] lists the `ERRORS` table of `kernel/trace/trace_probe.h`
-//! (6.12: lines 476-556) in the same order, then the codes 7.3 added;
+//! [`Code`] lists the `ERRORS` table of 6.12's `kernel/trace/trace_probe.h`
+//! in the same order, then the codes 7.3 added;
 //! [`TEXTS_6_12`] and [`TEXTS_7_3`] hold each release's messages byte for
 //! byte ([`Dialect::text`](super::dialect::Dialect::text)), so that
 //! `error_log` reads as with the C implementation. A [`ParseError`]
 //! carries what `__trace_probe_log_err()`
-//! (trace_probe.c:183-227) needs to place the caret: the index of the
+//! (trace_probe.c) needs to place the caret: the index of the
 //! whitespace-separated token and the offset inside it.
 //!
 //! C header: [`kernel/trace/trace_probe.h`](srctree/kernel/trace/trace_probe.h)
@@ -41,8 +41,8 @@ macro_rules! errors {
     };
 }
 
-// kernel/trace/trace_probe.h:476-556 of 6.12, in the same order, then the
-// codes 7.3 added.
+// The `ERRORS` table of 6.12's kernel/trace/trace_probe.h, in the same order,
+// then the codes 7.3 added.
 errors! {
     FileNotFound = FILE_NOT_FOUND: "Failed to find the given file",
     NoRegularFile = NO_REGULAR_FILE: "Not a regular file",
@@ -123,8 +123,8 @@ errors! {
     BadType4str = BAD_TYPE4STR: "This type does not fit for string.",
     NeedStringType = NEED_STRING_TYPE: "$comm and immediate-string only accepts string type",
     EventTooBig = EVENT_TOO_BIG: "Event too big (too many fields?)",
-    // Added in 7.3 (trace_probe.h:542-632, where the table is sorted by
-    // name); never emitted in 6.12's language.
+    // Added in 7.3 (`ERRORS` in 7.3's trace_probe.h, where the table is
+    // sorted by name); never emitted in 6.12's language.
     NosupPercpu = NOSUP_PERCPU: "Per-cpu variable access is only for kernel probes",
     NoEventField = NO_EVENT_FIELD: "This event field is not found.",
     TooManyArgs = TOO_MANY_ARGS: "Too many arguments are specified",
@@ -140,10 +140,10 @@ errors! {
 /// A table of error texts, indexed by [`Code`]: what `error_log` reads.
 pub type Texts = [&'static str; Code::ALL.len()];
 
-/// 6.12's texts (trace_probe.h:476-556); the codes 7.3 added have 7.3's.
+/// 6.12's texts (`ERRORS` in trace_probe.h); the codes 7.3 added have 7.3's.
 pub static TEXTS_6_12: Texts = TEXTS_6_12_TABLE;
 
-/// 7.3's texts (trace_probe.h:542-632): 6.12's, one of them reworded.
+/// 7.3's texts (`ERRORS` in trace_probe.h): 6.12's, one of them reworded.
 pub static TEXTS_7_3: Texts = {
     let mut t = TEXTS_6_12_TABLE;
     t[Code::FileOnKprobe as usize] = "File offset is not available for kernel probes";
@@ -234,7 +234,7 @@ impl ParseError {
 }
 
 /// The caret column in the command that `error_log` shows, as
-/// `__trace_probe_log_err()` computes it (trace_probe.c:183-227): the tokens
+/// `__trace_probe_log_err()` computes it (trace_probe.c): the tokens
 /// joined by single spaces, the caret at the start of token `index` plus
 /// `offset`; an index past the last token points one past the end of the
 /// command (its length plus the terminating NUL), with the offset ignored.

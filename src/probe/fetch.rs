@@ -2,8 +2,8 @@
 
 //! Run an argument program on a probe hit and write the record payload.
 //!
-//! The interpreter follows `process_fetch_insn()` (trace_kprobe.c:1403-1446)
-//! and `process_fetch_insn_bottom()` (trace_probe_tmpl.h:122-231) stage by
+//! The interpreter follows `process_fetch_insn()` (trace_kprobe.c)
+//! and `process_fetch_insn_bottom()` (trace_probe_tmpl.h) stage by
 //! stage, so arrays, string arrays and bitfields behave as in C. It differs
 //! where C is unsafe or inconsistent, on purpose:
 //!
@@ -911,7 +911,7 @@ fn run<M: Machine + ?Sized, S: Store>(
 
 /// An array of memory values (`+0(%di):u8[16]`) read in one go: C reads
 /// element by element (the `FETCH_OP_LP_ARRAY` loop of
-/// `process_fetch_insn_bottom()`, trace_probe_tmpl.h:205-222), each from
+/// `process_fetch_insn_bottom()` in trace_probe_tmpl.h), each from
 /// the address after the last, so the elements are one block. True if the
 /// whole block was read into the field; false to go element by element
 /// (not such an array, or the block faulted somewhere: then each element

@@ -3,13 +3,13 @@
 //! What a probe looks like from user space before it fires: its line in
 //! `kprobe_events`, the fields and `print fmt` of its `format` file.
 //!
-//! - [`readback`]: `trace_kprobe_show()` (trace_kprobe.c:1274-1298).
+//! - [`readback`]: `trace_kprobe_show()` (trace_kprobe.c).
 //! - [`fields`]: `kprobe_event_define_fields()` /
-//!   `kretprobe_event_define_fields()` (trace_kprobe.c:1622-1651) and
-//!   `traceprobe_define_arg_fields()` (trace_probe.c:1983-2047).
-//! - [`print_fmt`]: `__set_print_fmt()` (trace_probe.c:1894-1962).
+//!   `kretprobe_event_define_fields()` (trace_kprobe.c) and
+//!   `traceprobe_define_arg_fields()` (trace_probe.c).
+//! - [`print_fmt`]: `__set_print_fmt()` (trace_probe.c).
 //! - [`format_fields`]: the field lines of the `format` file as `f_show()`
-//!   prints them (trace_events.c:1727-1781), common fields excluded.
+//!   prints them (trace_events.c), common fields excluded.
 
 use core::fmt::{self, Write};
 
@@ -64,7 +64,7 @@ impl fmt::Display for Field<'_> {
     /// with no length, and `f_show()` moves the brackets after the name
     /// without the count.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // f_show() (trace_events.c:1745-1770) keeps a `__data_loc` type
+        // f_show() (trace_events.c) keeps a `__data_loc` type
         // whole: an array of strings is `__data_loc char[][3] name`.
         let (suffix, brackets) = match (self.count, self.ty.starts_with("__data_loc")) {
             (0, _) => (None, ""),

@@ -2,7 +2,7 @@
 
 //! The fetch program: what one argument does on a probe hit.
 //!
-//! The same instruction set as C (`enum fetch_op`, trace_probe.h:84-115),
+//! The same instruction set as C (`enum fetch_op` in trace_probe.h),
 //! compiled the same way, so that every quirk of the C interpreter (arrays of
 //! strings re-dereferencing the pointer array, bitfields shifting in the
 //! container width) carries over. Unlike C, an instruction is a plain struct
@@ -121,7 +121,7 @@ impl Op {
     }
 
     /// Whether a `:string` or `:ustring` may follow `self`, the last
-    /// fetch instruction (`finalize_fetch_insn()`, trace_probe.c:1345-1352):
+    /// fetch instruction (`finalize_fetch_insn()` in trace_probe.c):
     /// a dereference, an immediate (an address), or bytes at hand.
     pub const fn feeds_string(self) -> bool {
         matches!(
@@ -130,7 +130,7 @@ impl Op {
         )
     }
 
-    /// Whether a `:symstr` may follow `self` (trace_probe.c:1337-1344): C's
+    /// Whether a `:symstr` may follow `self` (`finalize_fetch_insn()`): C's
     /// list, which leaves out `$stack`, immediates, entry data and user
     /// dereferences.
     pub const fn feeds_symstr(self) -> bool {
@@ -143,13 +143,13 @@ impl Op {
 
     /// Whether a string store after `self` needs a slot of its own, the
     /// loaded address kept (an immediate or bytes at hand), rather than
-    /// taking over the last dereference (trace_probe.c:1355-1358).
+    /// taking over the last dereference (`finalize_fetch_insn()`).
     pub const fn keeps_address(self) -> bool {
         matches!(self.class(), Class::Value(Value::Imm) | Class::Bytes(_))
     }
 
-    /// Whether an array loop may repeat the store `self`
-    /// (trace_probe.c:1420-1426): kernel memory and strings; C leaves out
+    /// Whether an array loop may repeat the store `self` (the array check of
+    /// `finalize_fetch_insn()`): kernel memory and strings; C leaves out
     /// user memory (`+u0(%di):u8[4]` is `BAD_STRING`).
     pub const fn repeats(self) -> bool {
         matches!(
@@ -160,8 +160,8 @@ impl Op {
 }
 
 /// What an opcode does, by the stage of the interpreter that runs it
-/// (`process_fetch_insn()`, trace_kprobe.c:1403-1446, then
-/// `process_fetch_insn_bottom()`, trace_probe_tmpl.h:122-231).
+/// (`process_fetch_insn()` in trace_kprobe.c, then
+/// `process_fetch_insn_bottom()` in trace_probe_tmpl.h).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
     /// An empty slot.

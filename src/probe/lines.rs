@@ -2,7 +2,7 @@
 
 //! Splitting a write to `kprobe_events` into commands.
 //!
-//! [`run_commands`] is `trace_parse_run_command()` (trace.c:10342-10405): the
+//! [`run_commands`] is `trace_parse_run_command()` (trace.c): the
 //! user buffer is taken in chunks of [`WRITE_BUFSIZE`], split at newlines,
 //! everything from a `#` on is a comment, and each line (empty ones too)
 //! goes to the command handler; the first failure stops the write and the

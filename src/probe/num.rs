@@ -15,7 +15,7 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Invalid;
 
-/// `_parse_integer_fixup_radix()` (lib/kstrtox.c:24-37).
+/// `_parse_integer_fixup_radix()` (lib/kstrtox.c).
 fn fixup_radix(s: &[u8], base: u32) -> (&[u8], u32) {
     let mut base = base;
     if base == 0 {

@@ -3,11 +3,12 @@
 //! The `trace` text of a record (what follows the context columns).
 //!
 //! [`print_event`] writes `NAME: (IP) ARGS` as `print_kprobe_event()` and
-//! `print_kretprobe_event()` do (trace_kprobe.c:1555-1619): the probed
+//! `print_kretprobe_event()` do (trace_kprobe.c): the probed
 //! address with its offset, or for a return probe `(RET_IP <- FUNC)` with
 //! the function's name only; then each argument as
-//! `trace_probe_print_args()` prints it (trace_probe.c:2298-2323) with the
-//! per-type print functions (trace_probe.c:36-79).
+//! `trace_probe_print_args()` prints it (trace_probe.c) with the
+//! per-type print functions (`DEFINE_BASIC_PRINT_TYPE_FUNC()`,
+//! `print_type_symbol()` and `print_type_string()` in trace_probe.c).
 
 use core::fmt::{self, Write};
 
@@ -38,7 +39,7 @@ impl Write for Probe<'_> {
     }
 }
 
-/// `seq_print_ip_sym()` (trace_output.c:386-410): `0` for a null address,
+/// `seq_print_ip_sym()` (trace_output.c): `0` for a null address,
 /// the symbol, or `0x%08lx` when there is none.
 fn print_ip_sym(w: &mut dyn Write, ip: u64, offset: bool, syms: &dyn Symbols) -> fmt::Result {
     if ip == 0 {

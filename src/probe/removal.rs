@@ -4,12 +4,12 @@
 //!
 //! - [`Removal`]: `-:[GRP/][EVENT] [PLACE [NAME=ARG]...]` (and `dynamic_events`'
 //!   `!p:...` form), parsed as `dyn_event_release()` does
-//!   (trace_dynevent.c:72-126) and matched against probes as
-//!   `trace_kprobe_match()` does (trace_kprobe.c:147-178), trailing
+//!   (trace_dynevent.c) and matched against probes as
+//!   `trace_kprobe_match()` does (trace_kprobe.c), trailing
 //!   place and arguments included.
 //! - [`check_append`]: the checks `register_trace_kprobe()` and
 //!   `append_trace_kprobe()` make before a probe joins an event that
-//!   exists (trace_kprobe.c:594-661).
+//!   exists (trace_kprobe.c).
 
 use core::fmt::Write;
 
@@ -109,8 +109,8 @@ impl<'a> Removal<'a> {
 
     /// `trace_kprobe_match_command_head()`: whether `head` is the place of
     /// `p`. 6.12 prints the place into a 64-byte buffer and so compares
-    /// its first 63 bytes (trace_kprobe.c:147-166); 7.3 compares the
-    /// symbol and the offset whole (:149-176).
+    /// its first 63 bytes; 7.3 compares the symbol and the offset whole
+    /// (trace_kprobe.c).
     fn place_matches<A, S: Text, E, N>(
         &self,
         p: &Probe<A, S, E, N>,
@@ -147,7 +147,7 @@ impl<'a> Removal<'a> {
     }
 }
 
-/// `trace_probe_match_command_args()` (trace_probe.c:2262-2279).
+/// `trace_probe_match_command_args()` (trace_probe.c).
 fn match_args<'a, S: Store>(args: &[Arg<S>], given: impl Iterator<Item = &'a [u8]>) -> bool {
     let mut n = 0;
     for (i, g) in given.enumerate() {
@@ -166,7 +166,7 @@ fn match_args<'a, S: Store>(args: &[Arg<S>], given: impl Iterator<Item = &'a [u8
     n <= args.len()
 }
 
-/// `trace_probe_compare_arg_type()` (trace_probe.c:2241-2260): 0 when the
+/// `trace_probe_compare_arg_type()` (trace_probe.c): 0 when the
 /// arguments have the same names, types and array sizes, else the 1-based
 /// index of the first that differs.
 pub fn compare_arg_type<S: Store, T: Store>(a: &[Arg<S>], b: &[Arg<T>]) -> usize {

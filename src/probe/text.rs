@@ -315,7 +315,7 @@ impl fmt::Write for Buf<'_> {
     }
 }
 
-/// `is_good_name()` / `is_good_system_name()` (trace.h:2112-2134): a C
+/// `is_good_name()` / `is_good_system_name()` (trace.h): a C
 /// identifier, optionally allowing `-` (group names).
 pub fn is_good_name(name: &[u8], hyphen_ok: bool) -> bool {
     let ok_first = |c: u8| is_alpha(c) || c == b'_' || (hyphen_ok && c == b'-');

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
-//! The table of argument types (`probe_fetch_types[]`, trace_probe.c:82-107).
+//! The table of argument types (`probe_fetch_types[]` in trace_probe.c).
 //!
 //! One row per type name a user can write after `:`. A row is identified
 //! by its index ([`TypeId`]): C compares `struct fetch_type` pointers when it
@@ -128,7 +128,7 @@ impl TypeId {
         TYPES.get(usize::from(self.0)).unwrap_or(&TYPES[0])
     }
 
-    /// Looks a type name up as `find_fetch_type()` does (trace_probe.c:109-150):
+    /// Looks a type name up as `find_fetch_type()` does (trace_probe.c):
     /// a name starting with `b` is a bitfield whose container size follows
     /// the `/` (the rest is checked later); `None` is `BAD_TYPE`.
     pub fn find(name: &[u8]) -> Option<TypeId> {

@@ -73,7 +73,7 @@ fn answer(line: &[u8], env: &dyn Env) -> Vec<u8> {
     let mut out = format!("=== {}\n", Bytes(line));
     let mut tokens = Box::new(Tokens::new());
     let mut result = command::parse(line, &mut tokens, env, Vec::new());
-    // Registration (trace_kprobe.c:1055-1064): @SYM resolution, then
+    // Registration (the end of __trace_kprobe_create()): @SYM resolution, then
     // register_kprobe(), whose instruction-boundary check the fake models
     // for the offsets the specs probe inside an instruction of vfs_read:
     // +7 in the 6.12 ref kernel, +7 and +8 in the 7.3 one.

@@ -34,7 +34,7 @@ use crate::probe::{
     text::{Escaped, Text},
 };
 
-/// `trace_kprobe_module_exist()` (trace_kprobe.c:115-132): false for an
+/// `trace_kprobe_module_exist()` (trace_kprobe.c): false for an
 /// address probe and for `MOD:SYM` while `MOD` is not loaded.
 pub(super) fn module_exists<A, S: Text, E, N>(spec: &Probe<A, S, E, N>) -> bool {
     if let SpecPlace::Addr(_) = spec.place {
@@ -46,7 +46,7 @@ pub(super) fn module_exists<A, S: Text, E, N>(spec: &Probe<A, S, E, N>) -> bool 
     }
 }
 
-/// `within_notrace_func()` (trace_kprobe.c:459-479): whether `addr` is in
+/// `within_notrace_func()` (trace_kprobe.c): whether `addr` is in
 /// a function ftrace cannot trace, such as the tracing core's own, where a
 /// probe could recurse into itself. A suffixed clone (`foo.isra.0`) counts
 /// as its original function `foo` when that one exists.
@@ -82,7 +82,7 @@ pub(super) fn register(
     counts: Option<hit::Counts>,
     symbol_address: Option<usize>,
 ) -> Result<TraceKprobe> {
-    // __register_trace_kprobe() (trace_kprobe.c:498): lockdown first.
+    // __register_trace_kprobe() (trace_kprobe.c): lockdown first.
     kprobes::lockdown_allows()?;
     // Then traceprobe_update_arg(): an `@SYM` not found.
     if shared.unresolved {

@@ -8,7 +8,7 @@ use kernel::seq_file::SeqFile;
 use kernel::str::CStr;
 use kernel::trace_event::dyn_event::{Args, Entry, Provider, Type};
 use kernel::trace_event::{
-    EventFile, EventLock, EventNames, Fields, Kind, Registration, Targets, TraceSeq,
+    EventBox, EventFile, EventLock, EventNames, Fields, Kind, Targets, TraceSeq,
 };
 
 struct Hello;
@@ -92,7 +92,7 @@ impl kernel::trace_event::local::LocalKprobes for Lk {
         &self,
         _place: kernel::kprobes::Place<'_>,
         _is_return: bool,
-    ) -> Result<Pin<KBox<Registration<Ev>>>> {
+    ) -> Result<EventBox<Ev>> {
         Err(ENOENT)
     }
 }

@@ -16,7 +16,7 @@ use core::{
 };
 
 /// Hit counters kept per CPU, as C keeps `trace_kprobe.nhit`
-/// (`alloc_percpu()`, trace_kprobe.c:287): `N` counters, and a hit adds to
+/// (`alloc_percpu()` in `alloc_trace_kprobe()`): `N` counters, and a hit adds to
 /// this CPU's only, so no cache line shared between CPUs is written on a
 /// hit; a read sums every possible CPU's.
 ///

@@ -13,7 +13,8 @@
 //! the removal is done (a kernel patch adds the callback), so that it can do
 //! once what every freed entry needs, such as waiting for an RCU grace
 //! period. Dropping the [`Type`] unregisters it (a kernel patch adds
-//! `dyn_event_unregister()`) and removes any entry left.
+//! `dyn_event_unregister()`) and removes any entry left (an entry that
+//! cannot be freed leaves the list and is kept).
 //!
 //! The core holds `event_mutex` around every callback, [`Provider::create`]
 //! included (a kernel patch adds the type's `create_locked`): a provider
@@ -37,7 +38,7 @@ use core::{
     ffi::c_int,
     marker::PhantomPinned,
     ptr,
-    sync::atomic::{AtomicBool, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
 
 /// `struct dyn_event_operations` (<linux/trace_dynevent.h>).
@@ -45,6 +46,11 @@ type Operations = bindings::dyn_event_operations;
 
 /// `struct dyn_event` (<linux/trace_dynevent.h>).
 type RawEvent = bindings::dyn_event;
+
+/// The entries a [`Type`] dropped while they could not be freed (and so
+/// kept), chained through their `list.next`: never read, only a reference
+/// that shows them reachable.
+static KEPT: AtomicPtr<RawEvent> = AtomicPtr::new(ptr::null_mut());
 
 /// `struct trace_event_call` (<linux/trace_events.h>).
 type RawCall = bindings::trace_event_call;
@@ -75,8 +81,11 @@ pub trait Provider: Send + Sync + 'static {
     /// Removes `entry`; on success the caller takes it out of
     /// `dynamic_events` and lets go of the list's reference to it. An error
     /// means that nothing changed: the entry stays listed, and is offered
-    /// again. When [`Provider::is_busy`] says no, `free` must succeed in
-    /// the end: a [`Type`] is dropped only once it has.
+    /// again. A [`Type`] dropped while `free` fails for an entry keeps that
+    /// entry (it leaves the list, and its data is never dropped): so the
+    /// data should not own the entry's event, which then could not be kept
+    /// with its module; a provider keeps its events where they are dropped,
+    /// and kept, by their own [`EventBox`](super::EventBox).
     fn free(&self, lock: &EventLock, entry: &Self::Entry) -> Result;
 
     /// A removal (a `-:` line or a truncation of `dynamic_events`) gave
@@ -176,6 +185,8 @@ impl<'a> Iterator for Args<'a> {
 pub struct Type<P: Provider> {
     #[pin]
     ops: Opaque<Operations>,
+    /// Set by the drop, for a removal of every entry, busy or not.
+    going: AtomicBool,
     #[pin]
     data: P,
     #[pin]
@@ -226,6 +237,7 @@ impl<P: Provider> Type<P> {
         // comes last, and an error there drops `data`.
         try_pin_init!(Self {
             data <- data,
+            going: AtomicBool::new(false),
             _pin: PhantomPinned,
             ops <- Opaque::try_ffi_init(|ops: *mut Operations| {
                 let table = Operations {
@@ -358,8 +370,10 @@ impl<P: Provider> Type<P> {
     unsafe extern "C" fn is_busy(ev: *mut RawEvent) -> bool {
         // SAFETY: as in `show`.
         let (this, e) = unsafe { Self::parts(ev) };
+        // A type that is going takes every entry (`free` keeps the busy ones).
         // SAFETY: `event_mutex` is held.
-        this.data.is_busy(unsafe { EventLock::assume_held() }, e)
+        !this.going.load(Ordering::Relaxed)
+            && this.data.is_busy(unsafe { EventLock::assume_held() }, e)
     }
 
     /// The type's `free`: removes an entry with [`Provider::free`].
@@ -374,7 +388,23 @@ impl<P: Provider> Type<P> {
         // SAFETY: `event_mutex` is held.
         let lock = unsafe { EventLock::assume_held() };
         if let Err(err) = this.data.free(lock, e) {
-            return err.to_errno();
+            if !this.going.load(Ordering::Relaxed) {
+                return err.to_errno();
+            }
+            // The type is going and the entry cannot be freed. It leaves the list,
+            // which then no longer points to `ops`, and the list's reference
+            // to it is kept (leaked): the entry stays with what the core
+            // still uses.
+            // SAFETY: `ev` is the `raw` of a linked `Entry<P::Entry>` (type
+            // invariant), which is not used after this; `event_mutex` is held.
+            let _ = unsafe { Entry::<P::Entry>::take_out(lock, ev) };
+            // Kept on purpose, so reachable (kmemleak would report it):
+            // chained from `KEPT` through the list pointer it no longer uses.
+            // SAFETY: `ev` is valid (its reference is kept) and out of every
+            // list; `event_mutex` serialises the writers of `KEPT`.
+            unsafe { (*ev).list.next = KEPT.load(Ordering::Relaxed).cast() };
+            KEPT.store(ev, Ordering::Relaxed);
+            return 0;
         }
         // SAFETY: `ev` is the `raw` of a linked `Entry<P::Entry>` (type
         // invariant), which is not used after this; `event_mutex` is held.
@@ -439,22 +469,18 @@ impl<P: Provider> PinnedDrop for Type<P> {
         // No `create` runs once this returns, so no entry is added after.
         // SAFETY: `ops` was registered by `new_at` (type invariant).
         unsafe { dyn_event_unregister(ops) };
-        // INVARIANT: the entries still listed with `ops` are removed before
-        // `ops` goes away. A busy entry holds its event, which holds the
-        // module that owns this type: a module's exit finds none. Anywhere
-        // else, wait until its users let go rather than leave `ops` behind.
-        let mut warned = false;
-        while let Err(e) = self.release_all() {
-            if !warned {
-                crate::pr_warn!(
-                    "dyn_event: waiting for the entries of a type to go ({})\n",
-                    e.to_errno()
-                );
-                warned = true;
-            }
-            // SAFETY: no preconditions; a drop in process context may sleep
-            // (`release_all()` just took a mutex).
-            unsafe { bindings::msleep(10) };
+        // INVARIANT: no entry listed keeps `ops` once this returns. An
+        // entry whose event is in use holds the event's module (through the
+        // event's users), so a module's exit that drops its type finds none.
+        // Anywhere else the type does not wait for the users, who may never
+        // let go: such entries leave the list and are kept (`free`).
+        if self.release_all().is_err() {
+            crate::pr_err!("dyn_event: entries of a dropped type that cannot be freed are kept\n");
+            // SAFETY: no preconditions.
+            unsafe { bindings::dump_stack() };
+            self.going.store(true, Ordering::Relaxed);
+            // Cannot fail: no entry is busy, and `free` takes each.
+            let _ = self.release_all();
         }
     }
 }
@@ -564,9 +590,11 @@ unsafe fn unlink(raw: *mut RawEvent) {
 /// // Freed, the entry leaves the list, which lets go of it.
 /// ty.release(c_str!("-:x0"))?;
 /// assert!(DROPPED[0].load(Relaxed) && !DROPPED[1].load(Relaxed));
-/// // Dropping the type frees the entries left.
+/// // Dropping the type does not wait for an entry in use: it leaves the
+/// // list and is kept, not dropped (with a message and a stack trace).
+/// ty.data().busy.store(true, Relaxed);
 /// drop(ty);
-/// assert!(DROPPED[1].load(Relaxed));
+/// assert!(!DROPPED[1].load(Relaxed));
 /// # Ok::<(), Error>(())
 /// ```
 ///
@@ -575,7 +603,8 @@ unsafe fn unlink(raw: *mut RawEvent) {
 /// `linked` says whether `raw` is in `dyn_event_list` (it changes only
 /// with `event_mutex` held); when it is, `raw.ops` is the `ops` of a live
 /// `Type<P>` with `P::Entry = T`, and the list holds a reference to the
-/// [`Arc`] the entry is in, given back when it is taken out.
+/// [`Arc`] the entry is in, given back when it is taken out (or kept, by a
+/// [`Type`] dropped while the entry cannot be freed).
 #[pin_data]
 pub struct Entry<T> {
     #[pin]
@@ -648,15 +677,27 @@ impl<T> Entry<T> {
     ///
     /// `ev` is the `raw` of a linked `Entry<T>`, not used by the caller
     /// after this.
-    unsafe fn unlink_raw(_lock: &EventLock, ev: *mut RawEvent) {
+    unsafe fn unlink_raw(lock: &EventLock, ev: *mut RawEvent) {
+        // SAFETY: by the caller's guarantee.
+        let entry = unsafe { Self::take_out(lock, ev) };
+        // SAFETY: the list's reference, from `Arc::into_raw` in `add`.
+        drop(unsafe { Arc::from_raw(entry) });
+    }
+
+    /// Takes the entry whose `raw` is `ev` out of `dynamic_events`, and
+    /// gives its caller the list's reference to it (`Arc::into_raw`'s).
+    ///
+    /// # Safety
+    ///
+    /// As [`Entry::unlink_raw`].
+    unsafe fn take_out(_lock: &EventLock, ev: *mut RawEvent) -> *const Self {
         // SAFETY: by the caller's guarantee.
         let entry = unsafe { crate::container_of!(ev.cast::<Opaque<RawEvent>>(), Entry<T>, raw) };
         // SAFETY: `event_mutex` is held (`_lock`); the entry is linked.
         unsafe { unlink(ev) };
         // SAFETY: `entry` is live (the list's reference).
         unsafe { (*entry).linked.store(false, Ordering::Release) };
-        // SAFETY: the list's reference, from `Arc::into_raw` in `add`.
-        drop(unsafe { Arc::from_raw(entry) });
+        entry
     }
 }
 

@@ -7,13 +7,13 @@
 //! provider (`struct kprobe_event_provider`) for a local event: a kprobe
 //! event that is not listed in tracefs, which perf alone uses until it
 //! closes it. A [`KprobeProvider`] registers a [`LocalKprobes`] as that
-//! provider: each local event it makes is a [`Registration::new_local`],
-//! lent to perf from `create_local` to `destroy_local`, with a reference on
-//! the provider's module held by the tracing core meanwhile.
+//! provider: each local event it makes ([`EventBox::new_local`]) is lent to
+//! perf from `create_local` to `destroy_local`, with a reference on the
+//! provider's module held by the tracing core meanwhile.
 //!
 //! C header: [`include/linux/trace_events.h`](srctree/include/linux/trace_events.h)
 
-use super::{Event, Registration};
+use super::{Event, EventBox, Registration};
 use crate::ffi::{c_char, c_ulong, c_void};
 use crate::{
     bindings,
@@ -35,7 +35,7 @@ pub trait LocalKprobes: Sync + 'static {
     /// The events it makes (dropped where perf lets go of them: `Send`).
     type Event: Event + Send;
 
-    /// Makes a local event ([`Registration::new_local`], owned by the
+    /// Makes a local event ([`EventBox::new_local`], owned by the
     /// provider's module; any other is refused with `EINVAL`) with a kprobe at
     /// `place`, a kretprobe (with the kprobe core's default number of
     /// instances) if `is_return`, registered and disarmed: perf arms it
@@ -47,11 +47,7 @@ pub trait LocalKprobes: Sync + 'static {
     /// As C's `create_local_trace_kprobe()`: `ENOENT` or `EADDRNOTAVAIL`
     /// for a symbol that is not one symbol, or what registering the kprobe
     /// answers.
-    fn create_local(
-        &self,
-        place: Place<'_>,
-        is_return: bool,
-    ) -> Result<Pin<KBox<Registration<Self::Event>>>>;
+    fn create_local(&self, place: Place<'_>, is_return: bool) -> Result<EventBox<Self::Event>>;
 }
 
 /// A registered kprobe event provider that serves perf's kprobe PMU.
@@ -175,9 +171,8 @@ impl<P: LocalKprobes> KprobeProvider<P> {
             return EINVAL.to_ptr();
         }
         this.live.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the registration stays pinned where it is: it is given
-        // back only to `destroy_local`, which pins it again to drop it.
-        let p = KBox::into_raw(unsafe { Pin::into_inner_unchecked(reg) });
+        // Given back only to `destroy_local`, which drops it.
+        let p = reg.into_raw();
         // SAFETY: `p` is the registration, alive until `destroy_local`; the
         // pointer to its call is derived from the whole allocation's (an
         // `Opaque<T>` has the layout of its `T`).
@@ -205,8 +200,8 @@ impl<P: LocalKprobes> KprobeProvider<P> {
         // of its events is (the core pins its module).
         let this = unsafe { Self::from_raw(raw) };
         // SAFETY: `call` is the `call` of a `Registration<P::Event>` that
-        // `create_local` leaked from a `KBox`; perf no longer uses it, and
-        // it is given back once.
+        // `create_local` took out of its `EventBox`; perf no longer uses
+        // it, and it is given back once.
         let reg = unsafe {
             // (`*const` on every release: 6.12's `container_of!` gives one.)
             let reg: *const Registration<P::Event> = crate::container_of!(
@@ -214,7 +209,7 @@ impl<P: LocalKprobes> KprobeProvider<P> {
                 Registration<P::Event>,
                 call
             );
-            Pin::new_unchecked(KBox::from_raw(reg.cast_mut()))
+            EventBox::from_raw(reg.cast_mut())
         };
         drop(reg);
         this.live.fetch_sub(1, Ordering::Release);
@@ -227,7 +222,7 @@ impl<P: LocalKprobes> PinnedDrop for KprobeProvider<P> {
         // SAFETY: `raw` is registered (type invariant), unregistered once.
         unsafe { kernel_provider_unregister(self.raw.get()) };
         // Each local event pins the module, so a module's exit finds none;
-        // the provider is registered last in init (see `new`).
+        // a module registers it last of what can fail in its init.
         if self.live.load(Ordering::Acquire) != 0 {
             crate::pr_err!("trace_event: a kprobe provider dropped with events lent to perf\n");
         }

@@ -16,7 +16,7 @@ use core::{
 };
 
 /// An event while perf has it open: what a probe handler hands its hits
-/// to, as `kprobe_perf_func()` does (trace_kprobe.c:1582-1628): the BPF
+/// to, as `kprobe_perf_func()` does (trace_kprobe.c): the BPF
 /// programs attached to the event run first and may drop the hit, then a
 /// record goes to the perf events open on this CPU.
 ///

@@ -39,7 +39,7 @@ use core::{
 /// use core::sync::atomic::{AtomicUsize, Ordering};
 /// use kernel::c_str;
 /// use kernel::trace_event::{
-///     set_enabled, Event, EventFile, EventNames, Fields, Kind, Registration, Targets, TraceSeq,
+///     set_enabled, Event, EventBox, EventFile, EventNames, Fields, Kind, Targets, TraceSeq,
 /// };
 /// # // Runs `f` where the tracing core holds `event_mutex`, which only
 /// # // the core takes: in the `create` of a dynamic event type made for it.
@@ -121,12 +121,9 @@ use core::{
 /// // A provider makes its events where the core holds `event_mutex` (a
 /// // dynamic event type's `create`).
 /// let reg = locked(|lock| {
-///     KBox::pin_init(
-///         Registration::new(lock, &BUILTIN, Kind::Dynamic, |targets| {
-///             Ok(Ev { targets, registered: AtomicUsize::new(0) })
-///         }),
-///         GFP_KERNEL,
-///     )
+///     EventBox::new(lock, &BUILTIN, Kind::Dynamic, |targets| {
+///         Ok(Ev { targets, registered: AtomicUsize::new(0) })
+///     })
 /// })??;
 /// assert!(!reg.data().targets.in_use());
 /// let (sys, name) = (c_str!("rkpe_doctest2"), c_str!("ev"));
@@ -160,7 +157,7 @@ use core::{
 pub struct Targets {
     pub(super) files: FileSet,
     pub(super) perf: PerfSlot,
-    /// The number of the [`Registration::new`](super::Registration::new)
+    /// The number of the [`EventBox::new`](super::EventBox::new)
     /// call that made them (one number a call, never again): a
     /// registration takes no other set, so that its files get its records
     /// alone.
@@ -176,7 +173,7 @@ impl Targets {
         NEXT_OWNER.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// No instance, no perf. Only [`Registration::new`] makes them, one set
+    /// No instance, no perf. Only [`EventBox::new`] makes them, one set
     /// for its event (`owner`, its number): no two registrations take one
     /// set.
     pub(super) fn new(owner: u64) -> Self {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
-//! arm64: `regoffset_table` (arch/arm64/kernel/ptrace.c:57-94: `x0`..`x30`,
+//! arm64: `regoffset_table` (arch/arm64/kernel/ptrace.c: `x0`..`x30`,
 //! `lr` as another name of `x30`, `sp`, `pc`, `pstate`),
-//! `regs_get_kernel_argument()` (arch/arm64/include/asm/ptrace.h:331-338:
-//! eight registers, then 0) and the user address bounds
-//! (arch/arm64/include/asm/processor.h:49-72).
+//! `regs_get_kernel_argument()` (arch/arm64/include/asm/ptrace.h: eight
+//! registers, then 0) and the user address bounds
+//! (the `TASK_SIZE` macros in arch/arm64/include/asm/processor.h).
 
 use super::{Arch, Register, StackArguments};
 

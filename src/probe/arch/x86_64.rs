@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
-//! x86-64: `regoffset_table` (arch/x86/kernel/ptrace.c:85-116),
+//! x86-64: `regoffset_table` (arch/x86/kernel/ptrace.c),
 //! `regs_get_kernel_argument()` (arch/x86/include/asm/ptrace.h: six
 //! registers, then the stack after the return address) and the user
 //! address bounds (arch/x86/include/asm/page_64_types.h).

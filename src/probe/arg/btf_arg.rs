@@ -2,7 +2,8 @@
 
 //! Arguments typed by BTF: function parameters by name, their fields,
 //! `$retval`, and the types, string fetches and bitfields BTF gives them
-//! (trace_probe.c:316-741, built with `CONFIG_PROBE_EVENTS_BTF_ARGS`).
+//! (trace_probe.c from `btf_type_int()` to `parse_btf_bitfield()`, built
+//! with `CONFIG_PROBE_EVENTS_BTF_ARGS`).
 //!
 //! A parameter is what `$argN` fetches (its register, `Op::Reg`, or
 //! `Op::Arg` past them; at a return `Op::Edata` through the entry data);
@@ -13,7 +14,7 @@
 //!
 //! The caret follows C's `ctx->offset`, with one exception: after the last
 //! field of a chain C adds `next - fieldname` with `next` NULL
-//! (trace_probe.c:593), so the caret of a later error in the same argument
+//! (`parse_btf_field()`), so the caret of a later error in the same argument
 //! (`BAD_TYPE4STR`, `TOO_MANY_OPS`, ...) depends on the address of C's copy
 //! of the argument. Here `next` is taken as the end of the last field's
 //! name: the caret points just after the chain.
@@ -77,7 +78,7 @@ impl<'e> BtfContext<'e> {
         self.env.btf_args()
     }
 
-    /// `query_btf_context()` (trace_probe.c:448-488): the function's BTF,
+    /// `query_btf_context()` (trace_probe.c): the function's BTF,
     /// looked up the first time it is found and kept. `None` if built
     /// without BTF arguments, on an address, or if no BTF has the function.
     pub fn query(&mut self) -> Option<Func<'e>> {
@@ -112,8 +113,8 @@ pub struct LastType {
     pub bitsize: u32,
 }
 
-/// A name split at its first `.` or `-` (`split_next_field()`,
-/// trace_probe.c:499-525).
+/// A name split at its first `.` or `-` (`split_next_field()` in
+/// trace_probe.c).
 struct Split {
     /// Where the name ends.
     name_end: usize,
@@ -144,7 +145,7 @@ fn split_next_field(s: &[u8], ctx: &Ctx<'_, '_>) -> PResult<Option<Split>> {
     }
 }
 
-/// `parse_btf_arg()` (trace_probe.c:614-707): `v` is a parameter name or
+/// `parse_btf_arg()` (trace_probe.c): `v` is a parameter name or
 /// `$retval...`, optionally followed by `->FIELD...`; the fetch starts at
 /// the slot `p` is filling.
 pub(super) fn parse(v: &[u8], p: &mut ProgramBuilder, ctx: &mut Ctx<'_, '_>) -> PResult<()> {
@@ -163,7 +164,7 @@ pub(super) fn parse(v: &[u8], p: &mut ProgramBuilder, ctx: &mut Ctx<'_, '_>) -> 
     };
 
     if name == b"$current" {
-        // `$current->...` (7.3 trace_probe.c:762-773): the fields of the
+        // `$current->...` (7.3 `parse_btf_arg()`): the fields of the
         // current `task_struct`, at any probe location.
         p.set(Insn::new(Op::Current));
         let Some(task) = ctx.btf.query_struct(b"task_struct") else {
@@ -202,7 +203,7 @@ pub(super) fn parse(v: &[u8], p: &mut ProgramBuilder, ctx: &mut Ctx<'_, '_>) -> 
     } else {
         // C queries only if no earlier query found the BTF: a function
         // without parameters is NO_BTF_ENTRY the first time, NO_BTFARG
-        // after (trace_probe.c:661-666).
+        // after (its `query_btf_context()` call in `parse_btf_arg()`).
         let func = match ctx.btf.loaded() {
             Some(f) => f,
             None => match ctx.btf.query() {
@@ -250,7 +251,7 @@ pub(super) fn parse(v: &[u8], p: &mut ProgramBuilder, ctx: &mut Ctx<'_, '_>) -> 
     }
 }
 
-/// `parse_btf_field()` (trace_probe.c:531-610): the fields `s` of what
+/// `parse_btf_field()` (trace_probe.c): the fields `s` of what
 /// type `tid` (a pointer to a struct or union) points to; one
 /// dereference per `->`. With `from_struct` (7.3: `$current` and
 /// typecasts, whose `struct_btf` is set), `tid` is the struct itself for
@@ -299,7 +300,7 @@ fn parse_field(
     }
 }
 
-/// `get_bitoffset_of_field()` (7.3 trace_probe.c:623-683; 6.12's inner
+/// `get_bitoffset_of_field()` (7.3 trace_probe.c; 6.12's inner
 /// loop of `parse_btf_field()`): the `.`-separated fields of `s` from
 /// `*pos` in the struct or union `ty`, up to a `->` or the end of `s`.
 /// Their bit offset, the last one's type (modifiers skipped), and whether
@@ -354,10 +355,11 @@ fn bitoffset_of_field<'b>(
     }
 }
 
-/// The unwinding of a typecast (7.3 trace_probe.c:1765-1782), once what it
-/// casts has been parsed: `parse_btf_casttype()` of `cast` (the text
-/// between the parentheses, at `cast_offset` in the token), then the
-/// fields `fields` (at `fields_offset`) of that struct, the first one
+/// The unwinding of a typecast (the `STATE_TYPECAST` case of 7.3's
+/// `unwind_parse_states()`), once what it casts has been parsed:
+/// `parse_btf_casttype()` of `cast` (the text between the parentheses, at
+/// `cast_offset` in the token), then the fields `fields` (at
+/// `fields_offset`) of that struct, the first one
 /// taken from what was fetched as if it pointed to the struct, or, with
 /// `,FIELD`, to that member of it (`container_of()`).
 pub(super) fn cast(
@@ -402,7 +404,7 @@ fn last_type<'b>(ctx: &Ctx<'_, 'b>) -> Option<(&'b dyn Btf, u32, &'b [u32])> {
 }
 
 /// `find_fetch_type_from_btf_type()` with `fetch_type_from_btf_type()`
-/// (trace_probe.c:394-446, 709-719): the type an argument written without
+/// (trace_probe.c): the type an argument written without
 /// `:TYPE` takes from BTF; `None` keeps the default. An unsigned integer
 /// of another width than 8, 16, 32 or 64 bits is a bitfield: `u64`, with
 /// its width and offset noted for [`bitfield`].
@@ -442,7 +444,7 @@ pub(super) fn fetch_type(ctx: &mut Ctx<'_, '_>) -> Option<TypeId> {
 
 /// Whether type `id` (after modifiers) is an unsigned 8-bit integer, as
 /// `btf_type_is_char_ptr()` and `btf_type_is_char_array()` test their
-/// target (trace_probe.c:323-358; the array test reads the integer data
+/// target (trace_probe.c; the array test reads the integer data
 /// whatever the kind, see [`int_data`]).
 fn is_unsigned_8bit(btf: &dyn Btf, id: u32, need_int: bool) -> bool {
     let Some((rid, record)) = skip_modifiers(btf, id) else {
@@ -455,7 +457,7 @@ fn is_unsigned_8bit(btf: &dyn Btf, id: u32, need_int: bool) -> bool {
     int_encoding(data) & INT_SIGNED == 0 && int_bits(data) == 8
 }
 
-/// `check_prepare_btf_string_fetch()` (trace_probe.c:360-392), for a
+/// `check_prepare_btf_string_fetch()` (trace_probe.c), for a
 /// `string` or `ustring` type: a `char` array is read in place; a pointer
 /// to `char` is dereferenced once more (in user space for `ustring`);
 /// anything else is `BAD_TYPE4STR`.
@@ -489,7 +491,7 @@ pub(super) fn prepare_string(
     Err(ctx.err(Code::BadType4str, ctx.offset))
 }
 
-/// `parse_btf_bitfield()` (trace_probe.c:721-741), for an argument without
+/// `parse_btf_bitfield()` (trace_probe.c), for an argument without
 /// `:TYPE` whose last field is a bitfield: after the store, keep its bits.
 ///
 /// C shifts in an 8-byte window whatever the field's size, so for a field

@@ -79,7 +79,7 @@ impl ProgramBuilder {
     /// `@SYM`: the placeholder's name moves into the immediate that
     /// follows it, and the program starts with the load. C keeps a
     /// `FETCH_NOP_SYMBOL` that the interpreter skips on every hit
-    /// (trace_probe.c:1200-1215, `process_fetch_insn()`); the op count
+    /// (set in `parse_probe_arg()`, skipped in `process_fetch_insn()`); the op count
     /// (`TOO_MANY_OPS`) was taken before, as C takes it.
     /// `resolve_symbols()` fills the immediate in.
     pub(super) fn fold_symbol(&mut self) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 
 //! The rewrites of a line's arguments before they are parsed, as
-//! `__trace_kprobe_create()` runs them (trace_kprobe.c:1003-1021): the
+//! `__trace_kprobe_create()` runs them (trace_kprobe.c): the
 //! `$arg` check, or with BTF arguments the expansion of `$arg*` and
 //! `$argN` into parameter names (`traceprobe_expand_meta_args()`), then
 //! the `%pd`/`%pD` rewrite (`traceprobe_expand_dentry_args()`), both kept
@@ -24,7 +24,7 @@ struct VarArgs {
     last: usize,
 }
 
-/// `argv_has_var_arg()` (trace_probe.c:1647-1680) over the arguments
+/// `argv_has_var_arg()` (trace_probe.c) over the arguments
 /// `args`: `None` if none starts with `$arg`.
 fn has_var_arg<'t>(args: impl Iterator<Item = &'t [u8]>, flags: Flags) -> PResult<Option<VarArgs>> {
     let mut found = None;
@@ -52,7 +52,7 @@ fn has_var_arg<'t>(args: impl Iterator<Item = &'t [u8]>, flags: Flags) -> PResul
 }
 
 /// `argv_has_var_arg()` and the branch of `traceprobe_expand_meta_args()`
-/// without BTF (trace_probe.c:1647-1745), as C built without BTF arguments
+/// without BTF (trace_probe.c), as C built without BTF arguments
 /// runs them over the first `nargs` arguments.
 pub(super) fn scan_var_args(
     line: &[u8],
@@ -75,7 +75,7 @@ pub(super) fn scan_var_args(
     }
 }
 
-/// `traceprobe_expand_meta_args()` (trace_probe.c:1708-1789), built with
+/// `traceprobe_expand_meta_args()` (trace_probe.c), built with
 /// BTF arguments: with the function's BTF, `$arg*` becomes the names of
 /// all its parameters and `$argN[:TYPE]` the name of the Nth (with the
 /// type), in a new argument array ([`Tokens::arg`]); without, `$arg*` is
@@ -114,7 +114,7 @@ pub(super) fn meta_args(
         }
     };
     let nr = func.nr_params();
-    // sprint_nth_btf_arg() (trace_probe.c:1682-1705).
+    // sprint_nth_btf_arg() (trace_probe.c).
     let name_of = |n: usize, index: usize| -> PResult<&[u8]> {
         let param = func
             .param(n)
@@ -180,7 +180,7 @@ pub(super) fn meta_args(
     Ok(())
 }
 
-/// `traceprobe_expand_dentry_args()` (trace_probe.c:1792-1851): an
+/// `traceprobe_expand_dentry_args()` (trace_probe.c): an
 /// argument matching `*:%pd` / `*:%pD` becomes the dereference chain that
 /// reads the dentry's (or the file's dentry's) name.
 pub(super) fn dentry_args(line: &[u8], tokens: &mut Tokens, env: &dyn Env) -> PResult<()> {
