@@ -40,7 +40,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def series_helpers():
     names = set()
-    for d in ("rust/helpers", "rust/7.3/helpers"):
+    for d in ("rust/helpers", "rust/6.12/helpers"):
         p = os.path.join(ROOT, d)
         for f in os.listdir(p) if os.path.isdir(p) else []:
             with open(os.path.join(p, f)) as fh:

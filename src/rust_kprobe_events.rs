@@ -96,10 +96,13 @@ impl tracefs::Operations for EventsFile {
 
     fn write(&self, data: UserSliceReader) -> Result<usize> {
         let mut chunk = new_chunk()?;
+        // (It has `WRITE_BUFSIZE` bytes: the conversion cannot fail.)
+        let chunk =
+            <&mut [u8; WRITE_BUFSIZE]>::try_from(chunk.as_mut_slice()).map_err(|_| EINVAL)?;
         self.0.data().write_start();
         let r = run_commands(
             data.len(),
-            &mut chunk,
+            chunk,
             // C reads a cut line again at the start of the next chunk.
             |off, dst| {
                 let mut r = data.clone_reader();
@@ -244,10 +247,10 @@ impl Drop for RustKprobeEvents {
     }
 }
 
-/// A write's 4 KiB chunk buffer on the heap, made in a frame of its own
-/// (as `trace_kprobe`'s `new_tokens()`), so that a copy `KBox::new()` may
-/// build on the stack is not in the frames of the parse below.
-#[inline(never)]
-fn new_chunk() -> Result<KBox<[u8; WRITE_BUFSIZE]>> {
-    Ok(KBox::new([0u8; WRITE_BUFSIZE], GFP_KERNEL)?)
+/// A write's 4 KiB chunk buffer, zeroed on the heap: no copy of it is ever
+/// on the stack.
+fn new_chunk() -> Result<KVec<u8>> {
+    let mut chunk = KVec::with_capacity(WRITE_BUFSIZE, GFP_KERNEL)?;
+    chunk.extend_with(WRITE_BUFSIZE, 0, GFP_KERNEL)?;
+    Ok(chunk)
 }

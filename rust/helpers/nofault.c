@@ -4,14 +4,14 @@
 #include <linux/sched.h>
 
 /* Where a nofault read may read user memory, and the current task's name. */
-unsigned long rust_helper_task_size(void)
+__rust_helper unsigned long rust_helper_task_size(void)
 {
 	return TASK_SIZE;
 }
 
 NOKPROBE_SYMBOL(rust_helper_task_size);
 
-const char *rust_helper_current_comm(void)
+__rust_helper const char *rust_helper_current_comm(void)
 {
 	return current->comm;
 }

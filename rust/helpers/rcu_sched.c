@@ -8,14 +8,14 @@
  * hit's readers of an event's targets run under: refused to kprobes, as
  * the hit's own code is.
  */
-void rust_helper_rcu_read_lock_sched_notrace(void)
+__rust_helper void rust_helper_rcu_read_lock_sched_notrace(void)
 {
 	rcu_read_lock_sched_notrace();
 }
 
 NOKPROBE_SYMBOL(rust_helper_rcu_read_lock_sched_notrace);
 
-void rust_helper_rcu_read_unlock_sched_notrace(void)
+__rust_helper void rust_helper_rcu_read_unlock_sched_notrace(void)
 {
 	rcu_read_unlock_sched_notrace();
 }

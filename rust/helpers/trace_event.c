@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
 #include <linux/kprobes.h>
-#include <linux/list.h>
 #include <linux/trace_dynevent.h>
 #include <linux/trace_events.h>
 
@@ -13,7 +12,7 @@
 static_assert(sizeof(struct trace_entry) == 8);
 
 /* TRACE_FUNCTION_TYPE, a pointer-valued macro bindgen cannot evaluate. */
-const char *rust_helper_trace_function_type(void)
+__rust_helper const char *rust_helper_trace_function_type(void)
 {
 	return TRACE_FUNCTION_TYPE;
 }
@@ -23,7 +22,7 @@ const char *rust_helper_trace_function_type(void)
  * This CPU's list of perf events open on @call, or NULL if there is none
  * (kprobe_perf_func(): `head = this_cpu_ptr(call->perf_events)`).
  */
-struct hlist_head *rust_helper_trace_event_perf_head(struct trace_event_call *call)
+__rust_helper struct hlist_head *rust_helper_trace_event_perf_head(struct trace_event_call *call)
 {
 	struct hlist_head *head = this_cpu_ptr(call->perf_events);
 
@@ -32,7 +31,7 @@ struct hlist_head *rust_helper_trace_event_perf_head(struct trace_event_call *ca
 
 NOKPROBE_SYMBOL(rust_helper_trace_event_perf_head);
 
-bool rust_helper_bpf_prog_array_valid(struct trace_event_call *call)
+__rust_helper bool rust_helper_bpf_prog_array_valid(struct trace_event_call *call)
 {
 	return bpf_prog_array_valid(call);
 }
@@ -41,7 +40,7 @@ NOKPROBE_SYMBOL(rust_helper_bpf_prog_array_valid);
 
 #endif
 
-int rust_helper_dyn_event_init(struct dyn_event *ev, struct dyn_event_operations *ops)
+__rust_helper int rust_helper_dyn_event_init(struct dyn_event *ev, struct dyn_event_operations *ops)
 {
 	return dyn_event_init(ev, ops);
 }

@@ -40,12 +40,11 @@
 
 mod percpu;
 
-pub use percpu::{
-    current_task, processor_id, this_cpu_ptr, HitBuffers, HitCounters, HIT_BUFFER_SIZE,
-};
+pub use percpu::{current_task, this_cpu_ptr, HitBuffers, HitCounters, HIT_BUFFER_SIZE};
 
 use crate::{bindings, error::to_result, prelude::*, ptrace::PtRegs, str::CString, types::Opaque};
 use core::{
+    marker::PhantomData,
     ptr,
     sync::atomic::{AtomicBool, Ordering},
 };
@@ -153,67 +152,9 @@ fn new_kprobe(symbol: &Option<CString>, place: Place<'_>, disabled: bool) -> bin
         } else {
             0
         },
-        // SAFETY: all zero is a valid `kprobe` (null pointers, no handler,
-        // empty counters), its C initial state.
-        ..unsafe { core::mem::zeroed() }
-    }
-}
-
-/// The `struct kprobe` of a [`Registration`] or of a [`RetRegistration`]'s
-/// `struct kretprobe`, and whether it was unregistered: what the two
-/// share.
-///
-/// # Invariants
-///
-/// `kp` is initialised and pinned for `'a`, registered with the kprobe
-/// core until `unregistered` is set, which happens once.
-struct Common<'a> {
-    kp: *mut bindings::kprobe,
-    unregistered: &'a AtomicBool,
-}
-
-impl Common<'_> {
-    fn address(&self) -> usize {
-        // SAFETY: `kp` is valid (type invariant); `addr` is set at
-        // registration and not changed afterwards.
-        unsafe { (*self.kp).addr as usize }
-    }
-
-    fn nmissed(&self) -> usize {
-        // SAFETY: `kp` is valid; the counter is updated concurrently, so it
-        // is read with a volatile load.
-        unsafe { ptr::addr_of!((*self.kp).nmissed).read_volatile() }
-    }
-
-    fn gone(&self) -> bool {
-        // SAFETY: `kp` is valid; `flags` changes under the kprobe core's
-        // lock, so it is read with a volatile load.
-        let flags = unsafe { ptr::addr_of!((*self.kp).flags).read_volatile() };
-        flags & bindings::KPROBE_FLAG_GONE != 0
-    }
-
-    fn enable(&self) -> Result {
-        // The kprobe core also answers `EINVAL` for a kprobe it does not
-        // know (`__get_valid_kprobe()`); this answers without asking it.
-        if self.unregistered.load(Ordering::Acquire) {
-            return Err(EINVAL);
-        }
-        // SAFETY: `kp` is valid; if `unregister_all` takes it meanwhile,
-        // the kprobe core serialises both on `kprobe_mutex`.
-        to_result(unsafe { bindings::enable_kprobe(self.kp) })
-    }
-
-    fn disable(&self) -> Result {
-        if self.unregistered.load(Ordering::Acquire) {
-            return Err(EINVAL);
-        }
-        // SAFETY: as for `enable`.
-        to_result(unsafe { bindings::disable_kprobe(self.kp) })
-    }
-
-    /// As [`take_registered`].
-    fn take_registered(&self) -> bool {
-        take_registered(self.unregistered)
+        // The rest zero (null pointers, no handler, empty counters): the
+        // C initial state.
+        ..Zeroable::zeroed()
     }
 }
 
@@ -222,6 +163,243 @@ impl Common<'_> {
 /// it was taken before.
 fn take_registered(unregistered: &AtomicBool) -> bool {
     !unregistered.swap(true, Ordering::AcqRel)
+}
+
+/// Which probe a [`Probe`] places: [`Entry`] (a kprobe: a [`Registration`])
+/// or [`Return`] (a kretprobe: a [`RetRegistration`]). Sealed.
+pub trait Kind: sealed::Kind {}
+
+/// The [`Kind`] of a kprobe whose [`Handler`] is `T`: a [`Registration<T>`].
+/// A marker, never made.
+pub struct Entry<T>(PhantomData<T>);
+
+/// The [`Kind`] of a kretprobe whose [`RetHandler`] is `T`: a
+/// [`RetRegistration<T>`]. A marker, never made.
+pub struct Return<T>(PhantomData<T>);
+
+impl<T: Handler> Kind for Entry<T> {}
+impl<T: RetHandler> Kind for Return<T> {}
+
+mod sealed {
+    use crate::bindings;
+
+    /// What a [`Probe`](super::Probe) of this kind holds and how the kprobe
+    /// core unregisters it.
+    ///
+    /// # Safety
+    ///
+    /// `kp` gives the `struct kprobe` of a `Raw` (the `Raw` itself, or the
+    /// one inside it), and `unregister_one` and `unregister_many` are the
+    /// kprobe core's unregistration functions for a `Raw`.
+    pub unsafe trait Kind {
+        /// What the probe calls on a hit.
+        type Handler: Sync + 'static;
+
+        /// `struct kprobe` or `struct kretprobe`.
+        type Raw;
+
+        /// The `struct kprobe` of `raw`.
+        ///
+        /// # Safety
+        ///
+        /// `raw` points to a `Raw`.
+        unsafe fn kp(raw: *mut Self::Raw) -> *mut bindings::kprobe;
+
+        /// The hits `raw` missed, for whatever reason.
+        ///
+        /// # Safety
+        ///
+        /// `raw` points to a registered `Raw`.
+        unsafe fn nmissed(raw: *mut Self::Raw) -> usize;
+
+        /// `unregister_kprobe()` or `unregister_kretprobe()`.
+        ///
+        /// # Safety
+        ///
+        /// `p` is registered.
+        unsafe fn unregister_one(p: *mut Self::Raw);
+
+        /// `unregister_kprobes()` or `unregister_kretprobes()`.
+        ///
+        /// # Safety
+        ///
+        /// `ps` holds `n` registered pointers.
+        unsafe fn unregister_many(ps: *mut *mut Self::Raw, n: core::ffi::c_int);
+    }
+}
+
+/// The `nmissed` counter of a `struct kprobe`: updated concurrently, so read
+/// with a volatile load.
+///
+/// # Safety
+///
+/// `kp` points to a `struct kprobe`.
+unsafe fn kp_nmissed(kp: *const bindings::kprobe) -> usize {
+    // SAFETY: by the caller.
+    unsafe { ptr::addr_of!((*kp).nmissed).read_volatile() }
+}
+
+// SAFETY: a kprobe's `struct kprobe` is the `Raw` itself; the functions are
+// the kprobe core's for a `struct kprobe`.
+unsafe impl<T: Handler> sealed::Kind for Entry<T> {
+    type Handler = T;
+    type Raw = bindings::kprobe;
+
+    unsafe fn kp(raw: *mut bindings::kprobe) -> *mut bindings::kprobe {
+        raw
+    }
+
+    unsafe fn nmissed(raw: *mut bindings::kprobe) -> usize {
+        // SAFETY: by the caller.
+        unsafe { kp_nmissed(raw) }
+    }
+
+    unsafe fn unregister_one(p: *mut bindings::kprobe) {
+        // SAFETY: by the caller.
+        unsafe { bindings::unregister_kprobe(p) }
+    }
+
+    unsafe fn unregister_many(ps: *mut *mut bindings::kprobe, n: core::ffi::c_int) {
+        // SAFETY: by the caller.
+        unsafe { bindings::unregister_kprobes(ps, n) }
+    }
+}
+
+// SAFETY: a kretprobe's `struct kprobe` is its `kp` field; the functions are
+// the kprobe core's for a `struct kretprobe`.
+unsafe impl<T: RetHandler> sealed::Kind for Return<T> {
+    type Handler = T;
+    type Raw = bindings::kretprobe;
+
+    unsafe fn kp(raw: *mut bindings::kretprobe) -> *mut bindings::kprobe {
+        // SAFETY: `raw` points to a `kretprobe` (the caller's guarantee); no
+        // reference is made.
+        unsafe { ptr::addr_of_mut!((*raw).kp) }
+    }
+
+    unsafe fn nmissed(raw: *mut bindings::kretprobe) -> usize {
+        // SAFETY: by the caller; `rp.nmissed` changes concurrently too.
+        unsafe {
+            kp_nmissed(ptr::addr_of!((*raw).kp))
+                + ptr::addr_of!((*raw).nmissed).read_volatile() as usize
+        }
+    }
+
+    unsafe fn unregister_one(p: *mut bindings::kretprobe) {
+        // SAFETY: by the caller.
+        unsafe { bindings::unregister_kretprobe(p) }
+    }
+
+    unsafe fn unregister_many(ps: *mut *mut bindings::kretprobe, n: core::ffi::c_int) {
+        // SAFETY: by the caller.
+        unsafe { bindings::unregister_kretprobes(ps, n) }
+    }
+}
+
+/// A registered kprobe or kretprobe, as its [`Kind`] `K` says: a
+/// [`Registration`] or a [`RetRegistration`].
+///
+/// # Invariants
+///
+/// `raw` is registered with the kprobe core from the end of initialisation
+/// until `unregistered` is set (by [`unregister_all`] or the drop), which
+/// happens once; its callbacks are this module's for `K`, their `container_of`
+/// is this `Probe<K>`, and the `symbol_name` of its `struct kprobe` is null.
+#[pin_data(PinnedDrop)]
+pub struct Probe<K: Kind> {
+    handler: K::Handler,
+    unregistered: AtomicBool,
+    #[pin]
+    raw: Opaque<K::Raw>,
+}
+
+// SAFETY: the kprobe core serialises (un)registration and calls the handler
+// from any CPU; `K::Handler: Sync` makes concurrent `&K::Handler` sound, and
+// the remaining fields are only read after registration.
+unsafe impl<K: Kind> Sync for Probe<K> {}
+// SAFETY: the registration can be dropped (unregistered) from any thread.
+unsafe impl<K: Kind> Send for Probe<K> where K::Handler: Send {}
+
+impl<K: Kind> Probe<K> {
+    /// The handler the kprobe core calls on each hit of this probe.
+    pub fn handler(&self) -> &K::Handler {
+        &self.handler
+    }
+
+    /// The `struct kprobe` of this probe (a kretprobe's `kp`).
+    fn kp(&self) -> *mut bindings::kprobe {
+        // SAFETY: `raw` is initialised and pinned in `self`.
+        unsafe { K::kp(self.raw.get()) }
+    }
+
+    /// The probed address, as the kprobe core resolved it (for a kretprobe,
+    /// past an `endbr64` at a function's entry).
+    pub fn address(&self) -> usize {
+        // SAFETY: `kp` is valid; `addr` is set at registration and not
+        // changed afterwards.
+        unsafe { (*self.kp()).addr as usize }
+    }
+
+    /// The hits missed: because a kprobe handler was already running on that
+    /// CPU, and for a kretprobe also for lack of a free instance.
+    pub fn nmissed(&self) -> usize {
+        // SAFETY: `raw` is initialised and pinned; registered, or its
+        // counters are no longer updated.
+        unsafe { K::nmissed(self.raw.get()) }
+    }
+
+    /// Whether the probed code went away (its module was unloaded): the
+    /// probe cannot be armed then (`kprobe_gone()`).
+    pub fn gone(&self) -> bool {
+        // SAFETY: `kp` is valid; `flags` changes under the kprobe core's
+        // lock, so it is read with a volatile load.
+        let flags = unsafe { ptr::addr_of!((*self.kp()).flags).read_volatile() };
+        flags & bindings::KPROBE_FLAG_GONE != 0
+    }
+
+    /// Arms a probe registered disabled (`enable_kprobe()`).
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` if the probe is gone (its module was unloaded) or was
+    /// unregistered by [`unregister_all`].
+    pub fn enable(&self) -> Result {
+        // The kprobe core also answers `EINVAL` for a kprobe it does not
+        // know (`__get_valid_kprobe()`); this answers without asking it.
+        if self.unregistered.load(Ordering::Acquire) {
+            return Err(EINVAL);
+        }
+        // SAFETY: `kp` is valid; if `unregister_all` takes it meanwhile,
+        // the kprobe core serialises both on `kprobe_mutex`.
+        to_result(unsafe { bindings::enable_kprobe(self.kp()) })
+    }
+
+    /// Disarms the probe without unregistering it (`disable_kprobe()`).
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` if the probe is gone or unregistered.
+    pub fn disable(&self) -> Result {
+        if self.unregistered.load(Ordering::Acquire) {
+            return Err(EINVAL);
+        }
+        // SAFETY: as for `enable`.
+        to_result(unsafe { bindings::disable_kprobe(self.kp()) })
+    }
+}
+
+#[pinned_drop]
+impl<K: Kind> PinnedDrop for Probe<K> {
+    fn drop(self: Pin<&mut Self>) {
+        if take_registered(&self.unregistered) {
+            // SAFETY: by the type invariant `raw` is still registered (the
+            // flag was clear); after this call returns no callback runs any
+            // more (the kprobe core waits). (A second
+            // `unregister_kretprobe()` would free its rethook twice: the
+            // flag prevents it.)
+            unsafe { K::unregister_one(self.raw.get()) };
+        }
+    }
 }
 
 /// A registered kprobe.
@@ -282,31 +460,11 @@ fn take_registered(unregistered: &AtomicBool) -> bool {
 /// assert_eq!(bad.err(), Some(ENOENT));
 /// # Ok::<(), Error>(())
 /// ```
-///
-/// # Invariants
-///
-/// `kp` is registered with the kprobe core from the end of initialisation
-/// until `unregistered` is set (by [`unregister_all`] or the drop), which
-/// happens once; its `pre_handler` is `pre_handler_callback::<T>`, and its
-/// `symbol_name` is null.
-#[pin_data(PinnedDrop)]
-pub struct Registration<T: Handler> {
-    handler: T,
-    unregistered: AtomicBool,
-    #[pin]
-    kp: Opaque<bindings::kprobe>,
-}
-
-// SAFETY: the kprobe core serialises (un)registration and calls the handler
-// from any CPU; `T: Sync` makes concurrent `&T` sound, and the remaining
-// fields are only read after registration.
-unsafe impl<T: Handler> Sync for Registration<T> {}
-// SAFETY: the registration can be dropped (unregistered) from any thread.
-unsafe impl<T: Handler + Send> Send for Registration<T> {}
+pub type Registration<T> = Probe<Entry<T>>;
 
 impl<T: Handler> Registration<T> {
     /// Places a kprobe calling `handler` at `place`. With `disabled`, the
-    /// probe is registered but does not fire until [`Registration::enable`].
+    /// probe is registered but does not fire until [`Probe::enable`].
     ///
     /// # Errors
     ///
@@ -318,10 +476,10 @@ impl<T: Handler> Registration<T> {
         T: 'a,
     {
         try_pin_init!(Self {
-            // Initialised before `kp` registers: the callback reads it.
+            // Initialised before `raw` registers: the callback reads it.
             handler,
             unregistered: AtomicBool::new(false),
-            kp <- Opaque::try_ffi_init(|kp: *mut bindings::kprobe| {
+            raw <- Opaque::try_ffi_init(|kp: *mut bindings::kprobe| {
                 let symbol = symbol_of(place)?;
                 let probe = bindings::kprobe {
                     pre_handler: Some(pre_handler_callback::<T>),
@@ -330,10 +488,10 @@ impl<T: Handler> Registration<T> {
                 // SAFETY: `kp` points to the field's memory, valid for
                 // writes.
                 unsafe { kp.write(probe) };
-                // INVARIANT: on success `kp` is registered, with
+                // INVARIANT: on success `raw` is registered, with
                 // `pre_handler` set to `pre_handler_callback::<T>` and no
-                // symbol name; `handler` is initialised before `kp`, and
-                // `drop` unregisters `kp` before it is dropped.
+                // symbol name; `handler` is initialised before `raw`, and
+                // `drop` unregisters `raw` before it is dropped.
                 // SAFETY: `kp` is initialised and pinned; `symbol`, which it
                 // points into, lives until `forget_symbol` below.
                 let r = to_result(unsafe { bindings::register_kprobe(kp) });
@@ -343,68 +501,6 @@ impl<T: Handler> Registration<T> {
             }),
         }? Error)
     }
-
-    /// The handler the kprobe core calls on each hit of this probe.
-    pub fn handler(&self) -> &T {
-        &self.handler
-    }
-
-    /// What this and [`RetRegistration`] share: the `struct kprobe`.
-    fn common(&self) -> Common<'_> {
-        // INVARIANT: `kp` is initialised and pinned in `self`, registered
-        // until `unregistered` is set.
-        Common {
-            kp: self.kp.get(),
-            unregistered: &self.unregistered,
-        }
-    }
-
-    /// The probed address, as the kprobe core resolved it.
-    pub fn address(&self) -> usize {
-        self.common().address()
-    }
-
-    /// Hits missed because the handler was already running on that CPU.
-    pub fn nmissed(&self) -> usize {
-        self.common().nmissed()
-    }
-
-    /// Whether the probed code went away (its module was unloaded): the
-    /// probe cannot be armed then (`kprobe_gone()`).
-    pub fn gone(&self) -> bool {
-        self.common().gone()
-    }
-
-    /// Arms a probe registered disabled (`enable_kprobe()`).
-    ///
-    /// # Errors
-    ///
-    /// `EINVAL` if the probe is gone (its module was unloaded) or was
-    /// unregistered by [`unregister_all`].
-    pub fn enable(&self) -> Result {
-        self.common().enable()
-    }
-
-    /// Disarms the probe without unregistering it (`disable_kprobe()`).
-    ///
-    /// # Errors
-    ///
-    /// `EINVAL` if the probe is gone or unregistered.
-    pub fn disable(&self) -> Result {
-        self.common().disable()
-    }
-}
-
-#[pinned_drop]
-impl<T: Handler> PinnedDrop for Registration<T> {
-    fn drop(self: Pin<&mut Self>) {
-        if self.common().take_registered() {
-            // SAFETY: by the type invariant `kp` is still registered (the
-            // flag was clear); after this call returns no handler runs any
-            // more (`unregister_kprobe()` waits).
-            unsafe { bindings::unregister_kprobe(self.kp.get()) };
-        }
-    }
 }
 
 /// Unregisters `probes` with one RCU grace period for all of them
@@ -413,7 +509,7 @@ impl<T: Handler> PinnedDrop for Registration<T> {
 ///
 /// When this returns, no handler of theirs runs any more. An unregistered
 /// probe stays a valid object (its counters can be read) but cannot be
-/// armed again ([`Registration::enable`] answers `EINVAL`), and dropping it
+/// armed again ([`Probe::enable`] answers `EINVAL`), and dropping it
 /// does not unregister it again. Probes unregistered before are skipped.
 /// Without memory for the batch, each is unregistered on its own.
 ///
@@ -464,102 +560,8 @@ impl<T: Handler> PinnedDrop for Registration<T> {
 /// drop(probes);
 /// # Ok::<(), Error>(())
 /// ```
-pub fn unregister_all<'a, P: Probe + 'a>(probes: impl Iterator<Item = &'a P> + Clone) {
+pub fn unregister_all<'a, K: Kind + 'a>(probes: impl Iterator<Item = &'a Probe<K>> + Clone) {
     unregister_batch(probes)
-}
-
-/// A [`Registration`] or a [`RetRegistration`]: what [`unregister_all`]
-/// takes (kprobes with `unregister_kprobes()`, kretprobes with
-/// `unregister_kretprobes()`). Sealed.
-pub trait Probe: sealed::Batch {}
-
-impl<T: Handler> Probe for Registration<T> {}
-impl<T: RetHandler> Probe for RetRegistration<T> {}
-
-mod sealed {
-    use core::sync::atomic::AtomicBool;
-
-    /// What [`unregister_batch`](super::unregister_batch) needs of a kprobe
-    /// or kretprobe registration.
-    ///
-    /// # Safety
-    ///
-    /// `raw` is the registration's C struct, pinned in it, and
-    /// `unregistered` its flag; `unregister_one` and `unregister_many` are
-    /// the kprobe core's unregistration functions for that struct.
-    pub unsafe trait Batch {
-        /// `struct kprobe` or `struct kretprobe`.
-        type Raw;
-
-        /// Whether the registration was unregistered (its `Common`'s).
-        fn unregistered(&self) -> &AtomicBool;
-
-        /// The registration's C struct.
-        fn raw(&self) -> *mut Self::Raw;
-
-        /// `unregister_kprobe()`/`unregister_kretprobe()`.
-        ///
-        /// # Safety
-        ///
-        /// `p` is registered.
-        unsafe fn unregister_one(p: *mut Self::Raw);
-
-        /// `unregister_kprobes()`/`unregister_kretprobes()`.
-        ///
-        /// # Safety
-        ///
-        /// `ps` holds `n` registered pointers.
-        unsafe fn unregister_many(ps: *mut *mut Self::Raw, n: core::ffi::c_int);
-    }
-}
-use sealed::Batch;
-
-// SAFETY: `kp` is pinned in the registration; the functions are the
-// kprobe core's for a `struct kprobe`.
-unsafe impl<T: Handler> sealed::Batch for Registration<T> {
-    type Raw = bindings::kprobe;
-
-    fn unregistered(&self) -> &AtomicBool {
-        &self.unregistered
-    }
-
-    fn raw(&self) -> *mut bindings::kprobe {
-        self.kp.get()
-    }
-
-    unsafe fn unregister_one(p: *mut bindings::kprobe) {
-        // SAFETY: by the caller.
-        unsafe { bindings::unregister_kprobe(p) }
-    }
-
-    unsafe fn unregister_many(ps: *mut *mut bindings::kprobe, n: core::ffi::c_int) {
-        // SAFETY: by the caller.
-        unsafe { bindings::unregister_kprobes(ps, n) }
-    }
-}
-
-// SAFETY: `rp` is pinned in the registration; the functions are the
-// kprobe core's for a `struct kretprobe`.
-unsafe impl<T: RetHandler> sealed::Batch for RetRegistration<T> {
-    type Raw = bindings::kretprobe;
-
-    fn unregistered(&self) -> &AtomicBool {
-        &self.unregistered
-    }
-
-    fn raw(&self) -> *mut bindings::kretprobe {
-        self.rp.get()
-    }
-
-    unsafe fn unregister_one(p: *mut bindings::kretprobe) {
-        // SAFETY: by the caller.
-        unsafe { bindings::unregister_kretprobe(p) }
-    }
-
-    unsafe fn unregister_many(ps: *mut *mut bindings::kretprobe, n: core::ffi::c_int) {
-        // SAFETY: by the caller.
-        unsafe { bindings::unregister_kretprobes(ps, n) }
-    }
 }
 
 /// Waits until the kprobe optimizer has done the (un)optimizations queued
@@ -577,7 +579,7 @@ pub fn wait_for_optimizer() {
 
 /// The body of [`unregister_all`]: one grace
 /// period for the batch, or (without memory for the batch) one a probe.
-fn unregister_batch<'a, R: Batch + 'a>(probes: impl Iterator<Item = &'a R> + Clone) {
+fn unregister_batch<'a, K: Kind + 'a>(probes: impl Iterator<Item = &'a Probe<K>> + Clone) {
     let count = probes.clone().count();
     if count == 0 {
         // (Every `kprobe_events` write ends here, most with nothing to
@@ -594,9 +596,9 @@ fn unregister_batch<'a, R: Batch + 'a>(probes: impl Iterator<Item = &'a R> + Clo
     wait_for_optimizer();
     let Ok(mut raws) = KVec::with_capacity(count, GFP_KERNEL) else {
         for p in probes {
-            if take_registered(p.unregistered()) {
+            if take_registered(&p.unregistered) {
                 // SAFETY: registered until now (the flag was clear).
-                unsafe { R::unregister_one(p.raw()) };
+                unsafe { K::unregister_one(p.raw.get()) };
             }
         }
         return;
@@ -604,9 +606,9 @@ fn unregister_batch<'a, R: Batch + 'a>(probes: impl Iterator<Item = &'a R> + Clo
     for p in probes {
         // Within the capacity reserved above, unless the iterator yields
         // more this time than it counted: then that probe goes on its own.
-        if take_registered(p.unregistered()) && raws.push(p.raw(), GFP_KERNEL).is_err() {
+        if take_registered(&p.unregistered) && raws.push(p.raw.get(), GFP_KERNEL).is_err() {
             // SAFETY: registered until now (the flag was clear).
-            unsafe { R::unregister_one(p.raw()) };
+            unsafe { K::unregister_one(p.raw.get()) };
         }
     }
     if raws.is_empty() {
@@ -615,7 +617,7 @@ fn unregister_batch<'a, R: Batch + 'a>(probes: impl Iterator<Item = &'a R> + Clo
     // SAFETY: each pointer is a probe registered until now (its flag was
     // clear), pinned in a registration borrowed for the call; `raws.len()`
     // of them. When the call returns, the kprobe core keeps none.
-    unsafe { R::unregister_many(raws.as_mut_ptr(), raws.len() as core::ffi::c_int) };
+    unsafe { K::unregister_many(raws.as_mut_ptr(), raws.len() as core::ffi::c_int) };
 }
 
 /// The `pre_handler` of every [`Registration<T>`].
@@ -629,10 +631,10 @@ unsafe extern "C" fn pre_handler_callback<T: Handler>(
     p: *mut bindings::kprobe,
     regs: *mut bindings::pt_regs,
 ) -> core::ffi::c_int {
-    // SAFETY: `p` is the `kp` field of a `Registration<T>` (this callback is
+    // SAFETY: `p` is the `raw` field of a `Registration<T>` (this callback is
     // only installed there), `Opaque<kprobe>` has the layout of `kprobe`.
     let reg = unsafe {
-        &*crate::container_of!(p.cast::<Opaque<bindings::kprobe>>(), Registration<T>, kp)
+        &*crate::container_of!(p.cast::<Opaque<bindings::kprobe>>(), Registration<T>, raw)
     };
     // SAFETY: the kprobe core passes the registers of the hit, and runs
     // the handler with preemption disabled (see `PtRegs`), for this call.
@@ -729,25 +731,7 @@ pub trait RetHandler: Sync + 'static {
 /// assert!(bad.is_err());
 /// # Ok::<(), Error>(())
 /// ```
-///
-/// # Invariants
-///
-/// `rp` is registered with the kprobe core from the end of initialisation
-/// until `unregistered` is set (by [`unregister_all`] or the drop),
-/// once, with the callbacks of this type for `T`; its `kp.symbol_name` is
-/// null.
-#[pin_data(PinnedDrop)]
-pub struct RetRegistration<T: RetHandler> {
-    handler: T,
-    unregistered: AtomicBool,
-    #[pin]
-    rp: Opaque<bindings::kretprobe>,
-}
-
-// SAFETY: as for `Registration`.
-unsafe impl<T: RetHandler> Sync for RetRegistration<T> {}
-// SAFETY: as for `Registration`.
-unsafe impl<T: RetHandler + Send> Send for RetRegistration<T> {}
+pub type RetRegistration<T> = Probe<Return<T>>;
 
 impl<T: RetHandler> RetRegistration<T> {
     /// Places a return probe on the function at `place` with `maxactive`
@@ -770,10 +754,10 @@ impl<T: RetHandler> RetRegistration<T> {
         T: 'a,
     {
         try_pin_init!(Self {
-            // Initialised before `rp` registers: the callbacks read it.
+            // Initialised before `raw` registers: the callbacks read it.
             handler,
             unregistered: AtomicBool::new(false),
-            rp <- Opaque::try_ffi_init(|rp: *mut bindings::kretprobe| {
+            raw <- Opaque::try_ffi_init(|rp: *mut bindings::kretprobe| {
                 let symbol = symbol_of(place)?;
                 let maxactive = i32::try_from(maxactive).map_err(|_| EINVAL)?;
                 let probe = bindings::kretprobe {
@@ -786,18 +770,17 @@ impl<T: RetHandler> RetRegistration<T> {
                     },
                     maxactive,
                     data_size,
-                    // SAFETY: all zero is a valid `kretprobe` (null
-                    // pointers, no handler), its C initial state.
-                    ..unsafe { core::mem::zeroed() }
+                    // The rest zero: the C initial state.
+                    ..Zeroable::zeroed()
                 };
                 // SAFETY: `rp` points to the field's memory, valid for
                 // writes.
                 unsafe { rp.write(probe) };
-                // INVARIANT: on success `rp` is registered, with `handler`
-                // and `entry_handler` (if any) set to this type's callbacks
-                // for `T` and no symbol name; `handler` is initialised
-                // before `rp`, and `drop` unregisters `rp` before it is
-                // dropped.
+                // INVARIANT: on success `raw` is registered, with `handler`
+                // and `entry_handler` (if any) set to this module's
+                // callbacks for `T` and no symbol name; `handler` is
+                // initialised before `raw`, and `drop` unregisters `raw`
+                // before it is dropped.
                 // SAFETY: `rp` is initialised and pinned; `symbol`, which it
                 // points into, lives until `forget_symbol` below.
                 let r = to_result(unsafe { bindings::register_kretprobe(rp) });
@@ -808,90 +791,26 @@ impl<T: RetHandler> RetRegistration<T> {
         }? Error)
     }
 
-    /// The handler the kprobe core calls on each hit of this probe.
-    pub fn handler(&self) -> &T {
-        &self.handler
-    }
-
-    /// What this and [`Registration`] share: the `struct kprobe` in the
-    /// `struct kretprobe`.
-    fn common(&self) -> Common<'_> {
-        // INVARIANT: `rp` is initialised and pinned in `self`, registered
-        // until `unregistered` is set; its `kp` with it.
-        Common {
-            // SAFETY: `rp` points to the pinned field; no reference is made.
-            kp: unsafe { ptr::addr_of_mut!((*self.rp.get()).kp) },
-            unregistered: &self.unregistered,
-        }
-    }
-
-    /// The probed function's address, as the kprobe core resolved it at
-    /// registration (past an `endbr64` at a function's entry).
-    pub fn address(&self) -> usize {
-        self.common().address()
-    }
-
     /// The instances the kprobe core preallocated (`maxactive` after
     /// registration fills in its default).
     pub fn maxactive(&self) -> u32 {
-        // SAFETY: `rp` is initialised and pinned; `maxactive` is set at
+        // SAFETY: `raw` is initialised and pinned; `maxactive` is set at
         // registration.
-        unsafe { (*self.rp.get()).maxactive as u32 }
-    }
-
-    /// Missed hits: of the entry kprobe plus those for lack of an instance.
-    pub fn nmissed(&self) -> usize {
-        self.nmissed_reentered() + self.nmissed_no_instance()
+        unsafe { (*self.raw.get()).maxactive as u32 }
     }
 
     /// Calls the entry kprobe missed because a kprobe handler was already
     /// running on that CPU (`kp.nmissed`).
     pub fn nmissed_reentered(&self) -> usize {
-        self.common().nmissed()
+        // SAFETY: `kp` is valid.
+        unsafe { kp_nmissed(self.kp()) }
     }
 
     /// Calls that found no free instance (`maxactive` in use at once), or a
     /// return hook being freed (`rp.nmissed`).
     pub fn nmissed_no_instance(&self) -> usize {
-        // SAFETY: `rp` is valid; the counter changes concurrently.
-        (unsafe { ptr::addr_of!((*self.rp.get()).nmissed).read_volatile() }) as usize
-    }
-
-    /// Whether the probed code went away (its module was unloaded).
-    pub fn gone(&self) -> bool {
-        self.common().gone()
-    }
-
-    /// Arms a probe registered disabled.
-    ///
-    /// # Errors
-    ///
-    /// `EINVAL` if the probe is gone or was unregistered by
-    /// [`unregister_all`].
-    pub fn enable(&self) -> Result {
-        self.common().enable()
-    }
-
-    /// Disarms the probe.
-    ///
-    /// # Errors
-    ///
-    /// `EINVAL` if the probe is gone or unregistered.
-    pub fn disable(&self) -> Result {
-        self.common().disable()
-    }
-}
-
-#[pinned_drop]
-impl<T: RetHandler> PinnedDrop for RetRegistration<T> {
-    fn drop(self: Pin<&mut Self>) {
-        if self.common().take_registered() {
-            // SAFETY: by the type invariant `rp` is still registered (the
-            // flag was clear); no callback runs after this returns. (A
-            // second `unregister_kretprobe()` would free its rethook twice:
-            // the flag prevents it.)
-            unsafe { bindings::unregister_kretprobe(self.rp.get()) };
-        }
+        // SAFETY: `raw` is valid; the counter changes concurrently.
+        (unsafe { ptr::addr_of!((*self.raw.get()).nmissed).read_volatile() }) as usize
     }
 }
 
@@ -949,13 +868,13 @@ unsafe fn from_instance<'a, T: RetHandler>(
     if rp.is_null() {
         return None;
     }
-    // SAFETY: `rp` is the `rp` of a `RetRegistration<T>`, which outlives
+    // SAFETY: `rp` is the `raw` of a `RetRegistration<T>`, which outlives
     // its handlers; the instance's data is `data_size` bytes.
     unsafe {
         let reg = &*crate::container_of!(
             rp.cast::<Opaque<bindings::kretprobe>>(),
             RetRegistration<T>,
-            rp
+            raw
         );
         let data =
             core::slice::from_raw_parts_mut((*ri).data.as_mut_ptr().cast::<u8>(), (*rp).data_size);

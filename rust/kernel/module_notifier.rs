@@ -72,9 +72,8 @@ impl<T: ModuleComing> ModuleNotifier<T> {
                 let block = bindings::notifier_block {
                     notifier_call: Some(module_callback::<T>),
                     priority,
-                    // SAFETY: all zero is a valid `notifier_block` (null
-                    // pointers, no function), its C initial state.
-                    ..unsafe { core::mem::zeroed() }
+                    // The rest zero (no next block): the C initial state.
+                    ..Zeroable::zeroed()
                 };
                 // SAFETY: `nb` is valid for writes.
                 unsafe { nb.write(block) };

@@ -690,10 +690,9 @@ impl<T: Event> Registration<T> {
                     // C only reads the array (`trace_define_fields()`).
                     fields_array: Self::fields_array().as_ptr().cast_mut(),
                     reg: Some(Self::reg),
-                    // SAFETY: all zero is a valid `trace_event_class` (null
-                    // pointers, no callback); its system is set with the
-                    // call's names, below.
-                    ..unsafe { core::mem::zeroed() }
+                    // The rest zero (null pointers, no callback); its system
+                    // is set with the call's names, below.
+                    ..Zeroable::zeroed()
                 };
                 // SAFETY: `class` points to the field's memory, valid for
                 // writes.
@@ -746,9 +745,9 @@ impl<T: Event> Registration<T> {
                     } else {
                         (kind.flags() & !bindings::TRACE_EVENT_FL_DYNAMIC) as i32
                     },
-                    // SAFETY: all zero is a valid `trace_event_call` (null
-                    // pointers, no callback, no type id yet).
-                    ..unsafe { core::mem::zeroed() }
+                    // The rest zero (null pointers, no callback, no type id
+                    // yet).
+                    ..Zeroable::zeroed()
                 };
                 value.__bindgen_anon_1.name = names.name.as_char_ptr();
                 // Every callback is set, so `register_trace_event()` writes
@@ -775,14 +774,21 @@ impl<T: Event> Registration<T> {
     /// (`TRACE_FUNCTION_TYPE`), then the end. A constant, as C's
     /// `kprobe_fields_array` is static (trace_kprobe.c): C only
     /// reads it.
-    const FIELDS: [bindings::trace_event_fields; 2] = {
-        // SAFETY: all zero is a valid value of the C struct (null pointers,
-        // no function), and ends the array.
-        let mut f: [bindings::trace_event_fields; 2] = unsafe { core::mem::zeroed() };
-        f[0].type_ = TRACE_FUNCTION_TYPE;
-        f[0].__bindgen_anon_1.define_fields = Some(Self::define_fields);
-        f
-    };
+    const FIELDS: [bindings::trace_event_fields; 2] = [
+        bindings::trace_event_fields {
+            type_: TRACE_FUNCTION_TYPE,
+            __bindgen_anon_1: bindings::trace_event_fields__bindgen_ty_1 {
+                define_fields: Some(Self::define_fields),
+            },
+        },
+        // The end: no type (C reads nothing else of it).
+        bindings::trace_event_fields {
+            type_: ptr::null(),
+            __bindgen_anon_1: bindings::trace_event_fields__bindgen_ty_1 {
+                define_fields: None,
+            },
+        },
+    ];
 
     /// The event's output callbacks: the trace text, and for the raw, hex
     /// and binary output options what the tracing core gives events that
@@ -810,9 +816,15 @@ impl<T: Event> Registration<T> {
     #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
     const PROVIDER: bindings::kprobe_event_provider = bindings::kprobe_event_provider {
         describe: Some(Self::describe),
-        // SAFETY: all zero is a valid value of the rest (no owner, no
-        // callbacks, an unlinked list head): it is never registered.
-        ..unsafe { core::mem::zeroed() }
+        // No owner, no perf events of its own, an unlinked list head: it is
+        // never registered.
+        owner: ptr::null_mut(),
+        create_local: None,
+        destroy_local: None,
+        list: bindings::list_head {
+            next: ptr::null_mut(),
+            prev: ptr::null_mut(),
+        },
     };
 
     /// [`Registration::PROVIDER`], where the class points.

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! What probe handlers keep per CPU: hit counters ([`HitCounters`]) and
-//! scratch buffers ([`HitBuffers`]), and the CPU a handler runs on
-//! ([`processor_id`]).
+//! scratch buffers ([`HitBuffers`]).
 
 #[cfg(all(CONFIG_ARM64, CONFIG_SMP))]
 mod arm64;
 #[cfg(all(CONFIG_X86_64, CONFIG_SMP))]
 mod x86_64;
 
-use crate::{bindings, error::Result, prelude::*, ptrace::PtRegs};
+use crate::{
+    bindings,
+    cpu::{self, CpuId},
+    error::Result,
+    prelude::*,
+    ptrace::PtRegs,
+};
 use core::{
     cell::UnsafeCell,
     sync::atomic::{AtomicBool, Ordering},
@@ -142,14 +147,6 @@ impl<const N: usize> Drop for HitCounters<N> {
     }
 }
 
-/// The current CPU's number. In a probe handler (preemption off) it is
-/// stable.
-#[inline]
-pub fn processor_id() -> usize {
-    // SAFETY: no preconditions.
-    unsafe { bindings::raw_smp_processor_id() as usize }
-}
-
 /// The running CPU's address of the per-CPU variable at `ptr`
 /// (`this_cpu_ptr()`), as a probe's `this_cpu_ptr()` fetch argument asks
 /// it: arithmetic on the address, nothing is read there. The handler's
@@ -228,8 +225,7 @@ impl HitBuffers {
     ///
     /// `ENOMEM`.
     pub fn new() -> Result<Self> {
-        // SAFETY: `nr_cpu_ids` is set during boot and constant after.
-        let n = unsafe { bindings::nr_cpu_ids } as usize;
+        let n = cpu::nr_cpu_ids() as usize;
         let mut bufs = KVec::with_capacity(n, GFP_KERNEL)?;
         for _ in 0..n {
             let mut data = KVec::with_capacity(HIT_BUFFER_SIZE, GFP_KERNEL)?;
@@ -254,7 +250,7 @@ impl HitBuffers {
     /// CPU's handlers find the buffer in use.
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     pub fn with<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Option<R> {
-        let b = self.bufs.get(processor_id())?;
+        let b = self.bufs.get(CpuId::current().as_u32() as usize)?;
         // INVARIANT: the bytes are accessed below only if this swap is the
         // one that set the flag (it was clear).
         if b.busy.swap(true, Ordering::Acquire) {

@@ -575,8 +575,7 @@ unsafe fn unlink(raw: *mut RawEvent) {
 ///     }
 /// }
 ///
-/// // SAFETY: all zeroes is a valid `struct trace_event_call`.
-/// let call = Call(Opaque::new(unsafe { core::mem::zeroed::<bindings::trace_event_call>() }));
+/// let call = Call(Opaque::new(Zeroable::zeroed()));
 /// let ty = Ty { call, busy: AtomicBool::new(false) };
 /// let ty = KBox::pin_init(Type::new::<Infallible>(ty), GFP_KERNEL)?;
 /// ty.create(c_str!("doctest2:0"))?;

@@ -99,9 +99,8 @@ impl<P: LocalKprobes> KprobeProvider<P> {
                     describe: Some(Registration::<P::Event>::describe),
                     create_local: Some(Self::create_local),
                     destroy_local: Some(Self::destroy_local),
-                    // SAFETY: all zero is a valid `list_head` (the core
-                    // links it).
-                    list: unsafe { core::mem::zeroed() },
+                    // Unlinked: the core links it.
+                    list: Zeroable::zeroed(),
                 };
                 // SAFETY: `raw` points to the field's memory, valid for
                 // writes.
