@@ -264,6 +264,43 @@ private_apt_init() { # DIR SOURCES_LINE [OPTIONS...]
 	private_apt "$dir" "$@" update -qq
 }
 
+# Debian packages fetched once into the cache and unpacked there, never
+# installed (scripts/qemu-fixed.sh, busybox-arm64.sh, linux-7.3.sh): under
+# the lock $CACHE/NAME.lock, so one lane or clone fetches and the others
+# wait; only when DIR/.done is not KEY. The packages come through a
+# private apt configuration (private_apt_init's SOURCES_LINE and apt
+# OPTIONS), each PACKAGE=VERSION that has left the archive as PACKAGE from
+# the line's suite; then UNPACK DIR DEB... unpacks and checks them, and
+# DIR/version lists the .deb files. The apt state and the .deb files go.
+cached_debs() { # NAME DIR KEY STAGE UNPACK SOURCES_LINE [OPTION...] -- PACKAGE...
+	# (Its locals are prefixed: UNPACK runs in their scope.)
+	local _cd_name=$1 _cd_dir=$2 _cd_key=$3 _cd_stage=$4 _cd_unpack=$5 _cd_line=$6 _cd_suite _cd_p
+	shift 6
+	local _cd_opts=()
+	while [ "$1" != -- ]; do _cd_opts+=("$1"); shift; done
+	shift
+	_cd_suite=$(echo "$_cd_line" | sed 's/.*\] *[^ ]* *\([^ ]*\).*/\1/')
+	mkdir -p "$CACHE"
+	exec 8>"$CACHE/$_cd_name.lock"
+	flock 8
+	if [ "$(cat "$_cd_dir/.done" 2>/dev/null)" != "$_cd_key" ]; then
+		stage "$_cd_stage"
+		rm -rf "$_cd_dir" && mkdir -p "$_cd_dir/debs"
+		private_apt_init "$_cd_dir" "$_cd_line" "${_cd_opts[@]}"
+		for _cd_p in "$@"; do
+			(cd "$_cd_dir/debs" && { private_apt "$_cd_dir" "${_cd_opts[@]}" download -qq "$_cd_p" ||
+				{ [ "$_cd_p" != "${_cd_p%%=*}" ] &&
+					private_apt "$_cd_dir" "${_cd_opts[@]}" download -qq "${_cd_p%%=*}/$_cd_suite"; }; })
+		done
+		"$_cd_unpack" "$_cd_dir" "$_cd_dir"/debs/*.deb
+		(cd "$_cd_dir/debs" && ls) > "$_cd_dir/version"
+		rm -rf "$_cd_dir/apt" "$_cd_dir/debs"
+		echo "$_cd_key" > "$_cd_dir/.done"
+		done_stage
+	fi
+	exec 8>&-
+}
+
 # Whether a variant runs the module as its kprobe_events provider (`test`, and
 # `debug`, which is `test` with the kernel's debug machinery).
 module_variant() {

@@ -30,30 +30,27 @@ for d in "$CACHE/pristine-7.3-${VERSION//[:~]/_}" "$CACHE"/pristine-7.3-*; do
 	fi
 done
 
-stage "fetch $PKG $VERSION from trixie-backports"
+# The unpacked tree is named after the version fetched.
+unpack() { # FETCH_DIR DEB
+	local fetch=$1 deb=$2 got tarball
+	got=$(dpkg-deb -f "$deb" Version)
+	case "$got" in 7.3.*) ;; *) die "$PKG from trixie-backports is $got, not a 7.3.y" ;; esac
+	dir=$CACHE/pristine-7.3-${got//[:~]/_}
+	rm -rf "$dir" && mkdir -p "$dir"
+	dpkg-deb --fsys-tarfile "$deb" | tar -C "$fetch" -x ./usr/src
+	tarball=$(ls "$fetch"/usr/src/linux-source-7.3.tar.*)
+	tar -C "$dir" --strip-components=1 -xf "$tarball"
+	[ -f "$dir/Makefile" ] && grep -q '^PATCHLEVEL = 3$' "$dir/Makefile" || die "$tarball is not a 7.3 tree"
+	rm -rf "$fetch/usr"
+	echo "$PKG $got" > "$dir/.version"
+	echo "$VERSION" > "$dir/.wanted"
+	touch "$dir/.done"
+}
 fetch=$CACHE/linux-7.3.fetch
-rm -rf "$fetch" && mkdir -p "$fetch/debs"
-private_apt_init "$fetch" "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie-backports main"
-(cd "$fetch/debs" && {
-	private_apt "$fetch" download -qq "$PKG=$VERSION" ||
-		private_apt "$fetch" download -qq "$PKG/trixie-backports"
-})
-deb=$(ls "$fetch"/debs/*.deb)
-got=$(dpkg-deb -f "$deb" Version)
-case "$got" in 7.3.*) ;; *) die "$PKG from trixie-backports is $got, not a 7.3.y" ;; esac
-done_stage
-
-stage "unpack $PKG $got"
-dir=$CACHE/pristine-7.3-${got//[:~]/_}
-rm -rf "$dir" && mkdir -p "$dir"
-dpkg-deb --fsys-tarfile "$deb" | tar -C "$fetch" -x ./usr/src
-tarball=$(ls "$fetch"/usr/src/linux-source-7.3.tar.*)
-tar -C "$dir" --strip-components=1 -xf "$tarball"
-[ -f "$dir/Makefile" ] && grep -q '^PATCHLEVEL = 3$' "$dir/Makefile" || die "$tarball is not a 7.3 tree"
-echo "$PKG $got" > "$dir/.version"
-echo "$VERSION" > "$dir/.wanted"
 rm -rf "$fetch"
-touch "$dir/.done"
-done_stage
+cached_debs linux-7.3-fetch "$fetch" "$VERSION" "fetch and unpack $PKG $VERSION from trixie-backports" unpack \
+	"deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie-backports main" \
+	-- "$PKG=$VERSION"
+rm -rf "$fetch"
 sed 's/^/linux-7.3: /' "$dir/.version" >&2
 echo "$dir"

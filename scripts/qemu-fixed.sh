@@ -31,27 +31,19 @@ PKGS=(qemu-system-x86=$VERSION qemu-system-common=$VERSION qemu-system-data=$VER
 mirror=${RKPE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 dir=$CACHE/qemu-${VERSION//[:~]/_}
 key=$(printf '%s\n' "${PKGS[@]}" | cat - "$0" | sha256sum | cut -c1-40)
-mkdir -p "$CACHE"
-exec 8>"$CACHE/qemu-fixed.lock"
-flock 8 # one fetch at a time, whichever lane or clone asks
-if [ "$(cat "$dir/.done" 2>/dev/null)" != "$key" ]; then
-	stage "fetch QEMU $VERSION from bookworm-backports"
-	rm -rf "$dir" && mkdir -p "$dir/debs"
-	private_apt_init "$dir" "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm-backports main"
-	# The version measured here; if the archive has moved on, its newer
-	# backport (checked below to be at least 9.0.2).
-	(cd "$dir/debs" && for p in "${PKGS[@]}"; do
-		private_apt "$dir" download -qq "$p" || private_apt "$dir" download -qq "${p%%=*}/bookworm-backports"
-	done)
-	for d in "$dir"/debs/*.deb; do dpkg-deb -x "$d" "$dir/root"; done
+# The version measured here; if the archive has moved on, its newer
+# backport, checked to be at least 9.0.2.
+unpack() { # DIR DEB...
+	local dir=$1 d v
+	shift
+	for d in "$@"; do dpkg-deb -x "$d" "$dir/root"; done
 	v=$("$dir/root/usr/bin/qemu-system-x86_64" --version | sed -n 's/^QEMU emulator version \([0-9.]*\).*/\1/p') ||
 		die "the unpacked QEMU does not run"
 	[ -n "$v" ] || die "the unpacked QEMU does not say its version"
 	printf '%s\n' 9.0.2 "$v" | sort -V -C || die "QEMU $v from bookworm-backports is older than 9.0.2"
-	(cd "$dir/debs" && ls) > "$dir/version"
-	rm -rf "$dir/apt" "$dir/debs"
-	echo "$key" > "$dir/.done"
-	done_stage
-fi
+}
+cached_debs qemu-fixed "$dir" "$key" "fetch QEMU $VERSION from bookworm-backports" unpack \
+	"deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm-backports main" \
+	-- "${PKGS[@]}"
 sed 's/^/qemu-fixed: /' "$dir/version" >&2
 echo "$dir/root/usr/bin/qemu-system-x86_64"

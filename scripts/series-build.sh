@@ -56,6 +56,11 @@ if [ $force = 0 ] && [ "$(cat "$mark" 2>/dev/null)" = "$key" ]; then
 fi
 
 lock_build_cache
+# The compilers through ccache, as kernel.sh has them (it makes the links):
+# a step's unchanged files, and much of the pristine build, are objects the
+# kernel builds made (ccache replays their warnings too).
+[ -x "$CACHE/ccache/bin/clang" ] &&
+	export PATH=$CACHE/ccache/bin:$PATH CCACHE_DIR=$CACHE/ccache/store CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=15G
 src=$CACHE/series-build-src$suffix
 out=$CACHE/out-series-build$suffix
 base=$CACHE/series-build-base$suffix

@@ -50,8 +50,13 @@
 //! Documentation/trace/rust-kprobetrace.rst for what is not there yet).
 
 use kernel::{
-    c_str, module_notifier, prelude::*, str::CStr, sync::Arc, trace_event::dyn_event::Type,
-    tracefs, uaccess::UserSliceReader,
+    module_notifier,
+    prelude::*,
+    str::{BStr, CStr},
+    sync::Arc,
+    trace_event::dyn_event::Type,
+    tracefs,
+    uaccess::UserSliceReader,
 };
 
 mod kernel_env;
@@ -170,16 +175,16 @@ struct Names {
 /// Beside the C implementation, other names.
 const NAMES: Names = if cfg!(CONFIG_KPROBE_EVENTS) {
     Names {
-        events: c_str!("rkprobe_events"),
-        profile: c_str!("rkprobe_profile"),
-        misses: c_str!("rkprobe_misses"),
+        events: c"rkprobe_events",
+        profile: c"rkprobe_profile",
+        misses: c"rkprobe_misses",
         group: b"rkprobes",
     }
 } else {
     Names {
-        events: c_str!("kprobe_events"),
-        profile: c_str!("kprobe_profile"),
-        misses: c_str!("kprobe_misses"),
+        events: c"kprobe_events",
+        profile: c"kprobe_profile",
+        misses: c"kprobe_misses",
         group: b"kprobes",
     }
 };
@@ -220,7 +225,9 @@ impl kernel::Module for RustKprobeEvents {
         if let Some(list) = kprobe_event.value() {
             Probes::boot_events(&probes, list.to_bytes());
         }
-        pr_info!("loaded; {} and {} are ready\n", NAMES.events, NAMES.profile);
+        let (events_name, profile_name): (&BStr, &BStr) =
+            (NAMES.events.as_ref(), NAMES.profile.as_ref());
+        pr_info!("loaded; {events_name} and {profile_name} are ready\n");
         Ok(RustKprobeEvents {
             #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
             _pmu: pmu,

@@ -93,7 +93,6 @@ use strings::EventStrings;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 
 use kernel::{
-    c_str,
     kprobes::{self, HitBuffers},
     prelude::*,
     seq_file::SeqFile,
@@ -539,8 +538,7 @@ impl Probes {
             }
             let pos = caret_position(tokens.iter(line), caret);
             if let Ok(cmd) = cstring(&cmd) {
-                self.errors
-                    .log(c_str!("trace_kprobe"), &cmd, code as usize, pos);
+                self.errors.log(c"trace_kprobe", &cmd, code as usize, pos);
             }
         }
         Error::from_errno(-e.errno)
@@ -1095,11 +1093,8 @@ impl dyn_event::Provider for Probes {
     }
 }
 
-/// A line's tokens on the heap. `Tokens` is about 5 KiB, and `KBox::new()`
-/// may build it on the stack before it copies it: in a function of its
-/// own, that copy is in a frame that is gone before the line is parsed, not
-/// in the frames of the parse's callers (the writer's stack is 16 KiB).
-#[inline(never)]
+/// A line's tokens, zeroed in place on the heap: `Tokens` is about 5 KiB,
+/// which `KBox::new(Tokens::new())` would build on the stack first.
 fn new_tokens() -> Result<KBox<Tokens>> {
-    Ok(KBox::new(Tokens::new(), GFP_KERNEL)?)
+    KBox::init(Tokens::init_zeroed(), GFP_KERNEL)
 }

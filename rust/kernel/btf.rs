@@ -22,10 +22,10 @@
 //! # Examples
 //!
 //! ```
-//! use kernel::{btf, c_str};
+//! use kernel::btf;
 //!
 //! // ssize_t vfs_read(struct file *file, char *buf, size_t count, loff_t *pos)
-//! let (b, id) = btf::Btf::find(c_str!("vfs_read"), btf::KIND_FUNC)?;
+//! let (b, id) = btf::Btf::find(c"vfs_read", btf::KIND_FUNC)?;
 //! let func = b.type_record(id).unwrap();
 //! assert_eq!(btf::kind(func[1]), btf::KIND_FUNC);
 //! assert_eq!(b.name(func[0]).unwrap().to_bytes(), b"vfs_read");
@@ -41,10 +41,10 @@
 //! assert!(b.type_record(u32::MAX).is_none());
 //!
 //! assert_eq!(
-//!     btf::Btf::find(c_str!("no_such_function_zz"), btf::KIND_FUNC).err(),
+//!     btf::Btf::find(c"no_such_function_zz", btf::KIND_FUNC).err(),
 //!     Some(ENOENT)
 //! );
-//! let (t, id) = btf::Btf::find(c_str!("task_struct"), btf::KIND_STRUCT)?;
+//! let (t, id) = btf::Btf::find(c"task_struct", btf::KIND_STRUCT)?;
 //! assert_eq!(btf::kind(t.type_record(id).ok_or(EINVAL)?[1]), btf::KIND_STRUCT);
 //! # Ok::<(), Error>(())
 //! ```

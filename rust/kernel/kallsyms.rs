@@ -14,15 +14,15 @@
 //! # Examples
 //!
 //! ```
-//! use kernel::{c_str, kallsyms};
+//! use kernel::kallsyms;
 //!
-//! let addr = kallsyms::lookup_name(c_str!("vfs_read"));
+//! let addr = kallsyms::lookup_name(c"vfs_read");
 //! assert_ne!(addr, 0);
-//! assert_eq!(kallsyms::lookup_name(c_str!("no_such_symbol_zz")), 0);
+//! assert_eq!(kallsyms::lookup_name(c"no_such_symbol_zz"), 0);
 //! for kernel_first in [false, true] {
-//!     let c = kallsyms::count(None, c_str!("vfs_read"), kernel_first);
+//!     let c = kallsyms::count(None, c"vfs_read", kernel_first);
 //!     assert_eq!((c.count, c.kernel_address), (1, Some(addr)));
-//!     let c = kallsyms::count(None, c_str!("no_such_symbol_zz"), kernel_first);
+//!     let c = kallsyms::count(None, c"no_such_symbol_zz", kernel_first);
 //!     assert_eq!((c.count, c.kernel_address), (0, None));
 //! }
 //!
@@ -33,14 +33,14 @@
 //! assert_eq!(&buf[..n], b"vfs_read");
 //!
 //! // A function entry is +0 (up to +4, the ENDBR, with IBT); +5 is not.
-//! assert!(kallsyms::on_func_entry(c_str!("vfs_read"), 0).is_ok());
-//! assert_eq!(kallsyms::on_func_entry(c_str!("vfs_read"), 5), Err(EINVAL));
+//! assert!(kallsyms::on_func_entry(c"vfs_read", 0).is_ok());
+//! assert_eq!(kallsyms::on_func_entry(c"vfs_read", 5), Err(EINVAL));
 //! assert!(kallsyms::on_func_entry_at(addr, 0).is_ok());
 //! assert_eq!(kallsyms::on_func_entry_at(addr, 5), Err(EINVAL));
 //! assert_ne!(kallsyms::hash_pointer(addr), 0);
 //! ```
 
-use crate::{bindings, prelude::*};
+use crate::{bindings, prelude::*, sync::rcu};
 use core::ffi::c_void;
 
 /// Room for the text of [`sprint_symbol`] (`KSYM_SYMBOL_LEN`, rounded up;
@@ -127,20 +127,16 @@ unsafe extern "C" fn count_mod(
 /// # Examples
 ///
 /// ```
-/// use kernel::{c_str, kallsyms::module_loaded};
+/// use kernel::kallsyms::module_loaded;
 ///
-/// assert!(!module_loaded(c_str!("rkpe_no_such_module")));
+/// assert!(!module_loaded(c"rkpe_no_such_module"));
 /// ```
 #[inline]
 pub fn module_loaded(name: &CStr) -> bool {
-    // SAFETY: `find_module()` wants the module list stable: an RCU-sched
-    // read side; the module is not used after it.
-    unsafe {
-        bindings::rcu_read_lock_sched_notrace();
-        let m = bindings::find_module(name.as_char_ptr());
-        bindings::rcu_read_unlock_sched_notrace();
-        !m.is_null()
-    }
+    let _guard = rcu::read_lock_sched();
+    // SAFETY: `find_module()` wants the module list stable: the RCU-sched
+    // read side `_guard` holds; the module is not used after it.
+    !unsafe { bindings::find_module(name.as_char_ptr()) }.is_null()
 }
 
 /// How many symbols have a name, and where the only one is when it is the
@@ -223,15 +219,15 @@ pub fn sprint_symbol_no_offset(addr: usize, buf: &mut [u8; SYMBOL_LEN]) -> usize
 /// # Examples
 ///
 /// ```
-/// use kernel::{c_str, kallsyms};
+/// use kernel::kallsyms;
 ///
 /// // The tracing core is built without ftrace call sites (which only
 /// // CONFIG_DYNAMIC_FTRACE tells; without it every answer is false).
-/// let reserve = kallsyms::lookup_name(c_str!("trace_event_buffer_reserve"));
+/// let reserve = kallsyms::lookup_name(c"trace_event_buffer_reserve");
 /// assert!(reserve != 0);
 /// assert_eq!(kallsyms::in_notrace_function(reserve), cfg!(CONFIG_DYNAMIC_FTRACE));
 /// // Most of the kernel is traceable.
-/// let read = kallsyms::lookup_name(c_str!("vfs_read"));
+/// let read = kallsyms::lookup_name(c"vfs_read");
 /// assert!(read != 0 && !kallsyms::in_notrace_function(read + 4));
 /// assert!(!kallsyms::in_notrace_function(1));
 /// ```
@@ -314,7 +310,7 @@ pub fn hash_pointer(addr: usize) -> u64 {
         bindings::snprintf(
             buf.as_mut_ptr(),
             buf.len(),
-            crate::c_str!("%p").as_char_ptr(),
+            c"%p".as_char_ptr(),
             addr as *const c_void,
         )
     };

@@ -42,12 +42,16 @@ mod percpu;
 
 pub use percpu::{current_task, this_cpu_ptr, HitBuffers, HitCounters, HIT_BUFFER_SIZE};
 
-use crate::{bindings, error::to_result, prelude::*, ptrace::PtRegs, str::CString, types::Opaque};
-use core::{
-    marker::PhantomData,
-    ptr,
-    sync::atomic::{AtomicBool, Ordering},
+use crate::{
+    bindings,
+    error::to_result,
+    prelude::*,
+    ptrace::PtRegs,
+    str::CString,
+    sync::atomic::{Acquire, Atomic, Full},
+    types::Opaque,
 };
+use core::{marker::PhantomData, ptr};
 
 /// What a kprobe does when it hits.
 ///
@@ -62,7 +66,6 @@ use core::{
 /// the handler's [`PtRegs`] as proof that preemption is off:
 ///
 /// ```
-/// use kernel::c_str;
 /// use kernel::kprobes::{Handler, HitCounters, Place, Registration};
 /// use kernel::ptrace::PtRegs;
 ///
@@ -76,12 +79,12 @@ use core::{
 ///
 /// let mut c = HitCounters::new()?;
 /// c.add(0, 40);
-/// let place = Place::Symbol(c_str!("kstrtouint"), 0);
+/// let place = Place::Symbol(c"kstrtouint", 0);
 /// let probe = KBox::pin_init(Registration::new(place, false, Count(c)), GFP_KERNEL)?;
 /// let mut v = 0u32;
 /// for _ in 0..2 {
 ///     // SAFETY: a NUL-terminated string and a valid output pointer.
-///     unsafe { kernel::bindings::kstrtouint(c_str!("7").as_char_ptr(), 10, &mut v) };
+///     unsafe { kernel::bindings::kstrtouint(c"7".as_char_ptr(), 10, &mut v) };
 /// }
 /// // Other callers of `kstrtouint()` may have hit it meanwhile.
 /// assert!(probe.handler().0.sum(0) >= 42);
@@ -161,8 +164,8 @@ fn new_kprobe(symbol: &Option<CString>, place: Place<'_>, disabled: bool) -> bin
 /// Takes a probe out of the registered state (its `unregistered` flag):
 /// true if it was registered (the caller must then unregister it), false if
 /// it was taken before.
-fn take_registered(unregistered: &AtomicBool) -> bool {
-    !unregistered.swap(true, Ordering::AcqRel)
+fn take_registered(unregistered: &Atomic<bool>) -> bool {
+    !unregistered.xchg(true, Full)
 }
 
 /// Which probe a [`Probe`] places: [`Entry`] (a kprobe: a [`Registration`])
@@ -308,7 +311,7 @@ unsafe impl<T: RetHandler> sealed::Kind for Return<T> {
 #[pin_data(PinnedDrop)]
 pub struct Probe<K: Kind> {
     handler: K::Handler,
-    unregistered: AtomicBool,
+    unregistered: Atomic<bool>,
     #[pin]
     raw: Opaque<K::Raw>,
 }
@@ -366,7 +369,7 @@ impl<K: Kind> Probe<K> {
     pub fn enable(&self) -> Result {
         // The kprobe core also answers `EINVAL` for a kprobe it does not
         // know (`__get_valid_kprobe()`); this answers without asking it.
-        if self.unregistered.load(Ordering::Acquire) {
+        if self.unregistered.load(Acquire) {
             return Err(EINVAL);
         }
         // SAFETY: `kp` is valid; if `unregister_all` takes it meanwhile,
@@ -380,7 +383,7 @@ impl<K: Kind> Probe<K> {
     ///
     /// `EINVAL` if the probe is gone or unregistered.
     pub fn disable(&self) -> Result {
-        if self.unregistered.load(Ordering::Acquire) {
+        if self.unregistered.load(Acquire) {
             return Err(EINVAL);
         }
         // SAFETY: as for `enable`.
@@ -410,7 +413,6 @@ impl<K: Kind> PinnedDrop for Probe<K> {
 ///
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
-/// use kernel::c_str;
 /// use kernel::kprobes::{Handler, Place, Registration};
 /// use kernel::ptrace::PtRegs;
 ///
@@ -428,12 +430,12 @@ impl<K: Kind> PinnedDrop for Probe<K> {
 ///     }
 /// }
 ///
-/// let s = c_str!("42");
+/// let s = c"42";
 /// let count = Count {
 ///     target: AtomicUsize::new(s.as_char_ptr() as usize),
 ///     hits: AtomicUsize::new(0),
 /// };
-/// let place = Place::Symbol(c_str!("kstrtouint"), 0);
+/// let place = Place::Symbol(c"kstrtouint", 0);
 /// let probe = KBox::pin_init(Registration::new(place, false, count), GFP_KERNEL)?;
 /// assert_ne!(probe.address(), 0);
 /// let mut v = 0u32;
@@ -455,7 +457,7 @@ impl<K: Kind> PinnedDrop for Probe<K> {
 ///
 /// // An unknown symbol is `ENOENT`, as for C callers.
 /// let other = Count { target: AtomicUsize::new(0), hits: AtomicUsize::new(0) };
-/// let place = Place::Symbol(c_str!("no_such_function_x"), 0);
+/// let place = Place::Symbol(c"no_such_function_x", 0);
 /// let bad = KBox::pin_init(Registration::new(place, false, other), GFP_KERNEL);
 /// assert_eq!(bad.err(), Some(ENOENT));
 /// # Ok::<(), Error>(())
@@ -478,7 +480,7 @@ impl<T: Handler> Registration<T> {
         try_pin_init!(Self {
             // Initialised before `raw` registers: the callback reads it.
             handler,
-            unregistered: AtomicBool::new(false),
+            unregistered: Atomic::new(false),
             raw <- Opaque::try_ffi_init(|kp: *mut bindings::kprobe| {
                 let symbol = symbol_of(place)?;
                 let probe = bindings::kprobe {
@@ -517,7 +519,6 @@ impl<T: Handler> Registration<T> {
 ///
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
-/// use kernel::c_str;
 /// use kernel::kprobes::{unregister_all, Handler, Place, Registration};
 /// use kernel::ptrace::PtRegs;
 ///
@@ -532,11 +533,11 @@ impl<T: Handler> Registration<T> {
 /// let mut probes = KVec::new();
 /// for _ in 0..3 {
 ///     let count = Count(AtomicUsize::new(0));
-///     let place = Place::Symbol(c_str!("kstrtouint"), 0);
+///     let place = Place::Symbol(c"kstrtouint", 0);
 ///     let probe = KBox::pin_init(Registration::new(place, false, count), GFP_KERNEL)?;
 ///     probes.push(probe, GFP_KERNEL)?;
 /// }
-/// let s = c_str!("7");
+/// let s = c"7";
 /// let mut v = 0u32;
 /// // SAFETY: a NUL-terminated string and a valid output pointer.
 /// unsafe { kernel::bindings::kstrtouint(s.as_char_ptr(), 10, &mut v) };
@@ -670,7 +671,6 @@ pub trait RetHandler: Sync + 'static {
 ///
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
-/// use kernel::c_str;
 /// use kernel::kprobes::{Place, RetHandler, RetRegistration};
 /// use kernel::ptrace::PtRegs;
 ///
@@ -700,14 +700,14 @@ pub trait RetHandler: Sync + 'static {
 ///     }
 /// }
 ///
-/// let s = c_str!("x");
+/// let s = c"x";
 /// let new = |target| Ret {
 ///     target,
 ///     last: AtomicUsize::new(0),
 ///     hits: AtomicUsize::new(0),
 ///     entries: AtomicUsize::new(0),
 /// };
-/// let place = || Place::Symbol(c_str!("kstrtouint"), 0);
+/// let place = || Place::Symbol(c"kstrtouint", 0);
 /// let h = new(s.as_char_ptr() as usize);
 /// let rp = KBox::pin_init(RetRegistration::new(place(), 0, 8, false, h), GFP_KERNEL)?;
 /// // No data for the entry: no entry handler, `data` is empty at return.
@@ -726,7 +726,7 @@ pub trait RetHandler: Sync + 'static {
 ///
 /// // Not a function entry: EINVAL.
 /// let h = new(0);
-/// let place = Place::Symbol(c_str!("kstrtouint"), 1);
+/// let place = Place::Symbol(c"kstrtouint", 1);
 /// let bad = KBox::pin_init(RetRegistration::new(place, 0, 0, false, h), GFP_KERNEL);
 /// assert!(bad.is_err());
 /// # Ok::<(), Error>(())
@@ -756,7 +756,7 @@ impl<T: RetHandler> RetRegistration<T> {
         try_pin_init!(Self {
             // Initialised before `raw` registers: the callbacks read it.
             handler,
-            unregistered: AtomicBool::new(false),
+            unregistered: Atomic::new(false),
             raw <- Opaque::try_ffi_init(|rp: *mut bindings::kretprobe| {
                 let symbol = symbol_of(place)?;
                 let maxactive = i32::try_from(maxactive).map_err(|_| EINVAL)?;

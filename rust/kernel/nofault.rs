@@ -13,10 +13,10 @@
 //! # Examples
 //!
 //! ```
-//! use kernel::{c_str, nofault};
+//! use kernel::nofault;
 //!
 //! // A kernel string, and an address that faults.
-//! let s = c_str!("hello");
+//! let s = c"hello";
 //! let mut out = [0u8; 16];
 //! assert_eq!(nofault::strncpy_kernel(s.as_char_ptr() as usize, &mut out), Ok(6));
 //! assert_eq!(&out[..6], b"hello\0");

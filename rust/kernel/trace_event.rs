@@ -53,7 +53,10 @@ use crate::{
     new_mutex,
     prelude::*,
     str::{CStr, CString},
-    sync::{Arc, Mutex},
+    sync::{
+        atomic::{Atomic, Relaxed},
+        Arc, Mutex,
+    },
     types::Opaque,
     ThisModule,
 };
@@ -63,7 +66,6 @@ use core::{
     fmt,
     marker::PhantomPinned,
     ptr::{self, NonNull},
-    sync::atomic::{AtomicBool, Ordering},
 };
 
 /// `TRACE_FUNCTION_TYPE` (include/linux/trace_events.h): the type of a
@@ -282,8 +284,7 @@ pub trait Event: Sync + Sized + 'static {
     ///
     /// ```
     /// use core::pin::Pin;
-    /// use core::sync::atomic::{AtomicUsize, Ordering};
-    /// use kernel::c_str;
+    /// use kernel::sync::atomic::{Atomic, Relaxed};
     /// use kernel::trace_event::{
     ///     set_enabled, Event, EventBox, EventFile, EventNames, Fields, Kind, Targets, TraceSeq,
     /// };
@@ -291,10 +292,10 @@ pub trait Event: Sync + Sized + 'static {
     /// # // the core takes: in the `create` of a dynamic event type made for it.
     /// # fn locked<R>(f: impl FnOnce(&kernel::trace_event::EventLock) -> R) -> Result<R> {
     /// #     use core::{convert::Infallible, ffi::c_void, ptr};
-    /// #     use core::sync::atomic::{AtomicPtr, Ordering};
+    /// #     use kernel::sync::atomic::{Atomic, Full, Release};
     /// #     use kernel::{seq_file::SeqFile, str::CStr, trace_event::EventLock};
     /// #     use kernel::trace_event::dyn_event::{Args, Provider, Type};
-    /// #     static JOB: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
+    /// #     static JOB: Atomic<*mut c_void> = Atomic::new(ptr::null_mut());
     /// #     struct L;
     /// #     impl Provider for L {
     /// #         type Entry = u8;
@@ -302,7 +303,7 @@ pub trait Event: Sync + Sized + 'static {
     /// #             if c.to_bytes() != b"rkpe-doctest-locked" {
     /// #                 return Err(ECANCELED);
     /// #             }
-    /// #             let job = JOB.swap(ptr::null_mut(), Ordering::AcqRel);
+    /// #             let job = JOB.xchg(ptr::null_mut(), Full);
     /// #             if job.is_null() {
     /// #                 return Err(EINVAL);
     /// #             }
@@ -323,8 +324,8 @@ pub trait Event: Sync + Sized + 'static {
     /// #     let (mut f, mut r) = (Some(f), None);
     /// #     let mut run = |l: &EventLock| r = f.take().map(|f| f(l));
     /// #     let mut job: &mut dyn FnMut(&EventLock) = &mut run;
-    /// #     JOB.store(ptr::from_mut(&mut job).cast(), Ordering::Release);
-    /// #     ty.create(kernel::c_str!("rkpe-doctest-locked"))?;
+    /// #     JOB.store(ptr::from_mut(&mut job).cast(), Release);
+    /// #     ty.create(c"rkpe-doctest-locked")?;
     /// #     r.ok_or(EINVAL)
     /// # }
     ///
@@ -333,15 +334,15 @@ pub trait Event: Sync + Sized + 'static {
     /// struct Ev<const PAD: usize> {
     ///     own: Targets,
     ///     other: Option<Targets>,
-    ///     registered: AtomicUsize,
+    ///     registered: Atomic<usize>,
     ///     _pad: [u8; PAD],
     /// }
     ///
     /// #[vtable]
     /// impl<const PAD: usize> Event for Ev<PAD> {
     ///     fn names(&self) -> EventNames<'_> {
-    ///         let (system, name) = (c_str!("rkpe_doctest3"), c_str!("ev"));
-    ///         EventNames { system, name, print_fmt: c_str!("\"\"") }
+    ///         let (system, name) = (c"rkpe_doctest3", c"ev");
+    ///         EventNames { system, name, print_fmt: c"\"\"" }
     ///     }
     ///     fn targets(&self) -> &Targets {
     ///         self.other.as_ref().unwrap_or(&self.own)
@@ -353,18 +354,18 @@ pub trait Event: Sync + Sized + 'static {
     ///         Ok(())
     ///     }
     ///     fn register(&self, _file: &EventFile) -> Result {
-    ///         self.registered.fetch_add(1, Ordering::Relaxed);
+    ///         self.registered.fetch_add(1, Relaxed);
     ///         Ok(())
     ///     }
     ///     fn unregister(&self, _file: &EventFile) -> Result {
-    ///         self.registered.fetch_sub(1, Ordering::Relaxed);
+    ///         self.registered.fetch_sub(1, Relaxed);
     ///         Ok(())
     ///     }
     /// }
     ///
     /// // SAFETY: a null module is built-in code, which is never unloaded.
     /// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
-    /// let (sys, name) = (c_str!("rkpe_doctest3"), c_str!("ev"));
+    /// let (sys, name) = (c"rkpe_doctest3", c"ev");
     /// fn new<const PAD: usize>(
     ///     other: &mut Option<Targets>,
     ///     steal: bool,
@@ -378,7 +379,7 @@ pub trait Event: Sync + Sized + 'static {
     ///                 return Err(ENOMEM);
     ///             }
     ///             let other = other.take();
-    ///             Ok(Ev { own, other, registered: AtomicUsize::new(0), _pad: [0; PAD] })
+    ///             Ok(Ev { own, other, registered: Atomic::new(0), _pad: [0; PAD] })
     ///         })
     ///     })?
     /// }
@@ -393,7 +394,7 @@ pub trait Event: Sync + Sized + 'static {
     /// let reg = new::<0>(&mut none, false)?;
     /// set_enabled(sys, name, true)?;
     /// assert!(reg.data().targets().in_use());
-    /// assert_eq!(reg.data().registered.load(Ordering::Relaxed), 1);
+    /// assert_eq!(reg.data().registered.load(Relaxed), 1);
     /// set_enabled(sys, name, false)?;
     /// # Ok::<(), Error>(())
     /// ```
@@ -472,17 +473,18 @@ pub struct KprobeDesc {
 /// # Examples
 ///
 /// ```
-/// use kernel::{c_str, str::CString};
+/// use kernel::str::CString;
 /// use kernel::trace_event::{
 ///     Event, EventBox, EventFile, EventNames, Fields, Kind, Targets, TraceSeq,
 /// };
 /// # // Runs `f` where the tracing core holds `event_mutex`, which only
 /// # // the core takes: in the `create` of a dynamic event type made for it.
 /// # fn locked<R>(f: impl FnOnce(&kernel::trace_event::EventLock) -> R) -> Result<R> {
-/// #     use core::{convert::Infallible, ffi::c_void, ptr, sync::atomic::{AtomicPtr, Ordering}};
+/// #     use core::{convert::Infallible, ffi::c_void, ptr};
+/// #     use kernel::sync::atomic::{Atomic, Full, Release};
 /// #     use kernel::{seq_file::SeqFile, str::CStr, trace_event::EventLock};
 /// #     use kernel::trace_event::dyn_event::{Args, Provider, Type};
-/// #     static JOB: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
+/// #     static JOB: Atomic<*mut c_void> = Atomic::new(ptr::null_mut());
 /// #     struct L;
 /// #     impl Provider for L {
 /// #         type Entry = u8;
@@ -490,7 +492,7 @@ pub struct KprobeDesc {
 /// #             if c.to_bytes() != b"rkpe-doctest-locked" {
 /// #                 return Err(ECANCELED);
 /// #             }
-/// #             let job = JOB.swap(ptr::null_mut(), Ordering::AcqRel);
+/// #             let job = JOB.xchg(ptr::null_mut(), Full);
 /// #             if job.is_null() {
 /// #                 return Err(EINVAL);
 /// #             }
@@ -511,8 +513,8 @@ pub struct KprobeDesc {
 /// #     let (mut f, mut r) = (Some(f), None);
 /// #     let mut run = |l: &EventLock| r = f.take().map(|f| f(l));
 /// #     let mut job: &mut dyn FnMut(&EventLock) = &mut run;
-/// #     JOB.store(ptr::from_mut(&mut job).cast(), Ordering::Release);
-/// #     ty.create(kernel::c_str!("rkpe-doctest-locked"))?;
+/// #     JOB.store(ptr::from_mut(&mut job).cast(), Release);
+/// #     ty.create(c"rkpe-doctest-locked")?;
 /// #     r.ok_or(EINVAL)
 /// # }
 ///
@@ -522,7 +524,7 @@ pub struct KprobeDesc {
 /// #[vtable]
 /// impl Event for Ev {
 ///     fn names(&self) -> EventNames<'_> {
-///         EventNames { system: &self.1, name: &self.2, print_fmt: c_str!("\"\"") }
+///         EventNames { system: &self.1, name: &self.2, print_fmt: c"\"\"" }
 ///     }
 ///     fn targets(&self) -> &Targets {
 ///         &self.0
@@ -559,7 +561,7 @@ pub struct KprobeDesc {
 /// assert_eq!(new("ftrace", "function").err(), Some(EEXIST));
 /// // A reference another user holds (an `enable_event` trigger, perf,
 /// // `trace_get_event_file()`) keeps the event: it cannot be removed.
-/// let (sys, name) = (kernel::c_str!("rkpe_doctest"), kernel::c_str!("ev"));
+/// let (sys, name) = (c"rkpe_doctest", c"ev");
 /// // SAFETY: NUL-terminated strings; the function takes its locks.
 /// let file = unsafe {
 ///     kernel::bindings::trace_get_event_file(
@@ -583,7 +585,7 @@ pub struct KprobeDesc {
 /// // a message and a stack trace), and its module with it. (This one stays
 /// // until the next boot.)
 /// let held = new("rkpe_doctest", "held")?;
-/// let name = kernel::c_str!("held");
+/// let name = c"held";
 /// // SAFETY: as above.
 /// let file = unsafe {
 ///     kernel::bindings::trace_get_event_file(
@@ -626,7 +628,7 @@ pub struct Registration<T: Event> {
     /// of this set alone, whatever the data answers later.
     targets: NonNull<Targets>,
     /// Written with `event_mutex` held.
-    removed: AtomicBool,
+    removed: Atomic<bool>,
     /// Made by [`EventBox::new_local`]: never added.
     local: bool,
     /// The symbols [`Event::describe_kprobe`] answered, each once: C keeps
@@ -682,7 +684,7 @@ impl<T: Event> Registration<T> {
             },
             module,
             // A local event is never added: nothing to remove.
-            removed: AtomicBool::new(lock.is_none()),
+            removed: Atomic::new(lock.is_none()),
             local: lock.is_none(),
             described <- new_mutex!(KVec::new()),
             class <- Opaque::ffi_init(|class: *mut bindings::trace_event_class| {
@@ -863,13 +865,13 @@ impl<T: Event> Registration<T> {
     /// `EBUSY` while it is enabled somewhere or in use (then it stays).
     pub fn remove(&self, lock: &EventLock) -> Result {
         // `removed` only changes with `event_mutex` held (`lock`).
-        if self.removed.load(Ordering::Relaxed) {
+        if self.removed.load(Relaxed) {
             return Ok(());
         }
         remove_event_call(lock, self.call.get())?;
         // INVARIANT: `call` is no longer registered; `removed` says so,
         // written with `event_mutex` held (`lock`).
-        self.removed.store(true, Ordering::Relaxed);
+        self.removed.store(true, Relaxed);
         Ok(())
     }
 
@@ -1206,7 +1208,7 @@ impl<T: Event> Drop for EventBox<T> {
     fn drop(&mut self) {
         let this: &Registration<T> = self;
         // `&mut self`: every write of `removed` happened before.
-        if !this.removed.load(Ordering::Relaxed) {
+        if !this.removed.load(Relaxed) {
             // Held across the removal: if the event is busy, the reference
             // stays, and the module with the event's callbacks. `None`: the
             // module is going (a module's exit meets no busy event) or gone

@@ -69,7 +69,7 @@ pub trait Operations: Sync + Sized {
 /// # Examples
 ///
 /// ```
-/// use kernel::{c_str, tracefs};
+/// use kernel::tracefs;
 ///
 /// struct Hello;
 ///
@@ -83,7 +83,7 @@ pub trait Operations: Sync + Sized {
 ///
 /// // SAFETY: a null module is built-in code, which is never unloaded.
 /// static BUILTIN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
-/// let name = c_str!("rkpe_doctest_file");
+/// let name = c"rkpe_doctest_file";
 /// let f = KBox::pin_init(tracefs::File::new(name, 0o440, &BUILTIN, Hello), GFP_KERNEL)?;
 /// // The name is taken while the file exists, free again after.
 /// let dup = KBox::pin_init(tracefs::File::new(name, 0o440, &BUILTIN, Hello), GFP_KERNEL);
@@ -142,8 +142,8 @@ struct Shared {
 // literal, and lockdep warns when the one class (the static key that
 // `static_lock_class!` makes, one for every instance) comes with a second
 // name pointer ("same key, different name").
-static OPENS_NAME: &CStr = crate::c_str!("tracefs::File::opens");
-static RELEASED_NAME: &CStr = crate::c_str!("tracefs::File::released");
+static OPENS_NAME: &CStr = c"tracefs::File::opens";
+static RELEASED_NAME: &CStr = c"tracefs::File::released";
 
 /// `T`'s side of the file operations, monomorphised in `T`'s crate.
 struct VTable {

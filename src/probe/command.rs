@@ -72,7 +72,10 @@ pub trait ArgList {
 }
 
 /// The tokens of one line, with room for rewritten arguments and for the
-/// arguments `$arg` expansion makes.
+/// arguments `$arg` expansion makes. In the kernel it is `Zeroable`, so
+/// that it is made on the heap (`Zeroable::init_zeroed()`), never on a
+/// stack: empty tokens are all zeroes.
+#[cfg_attr(CONFIG_KPROBES, derive(kernel::prelude::Zeroable))]
 pub struct Tokens {
     len: usize,
     /// All tokens of the line, kept or not.

@@ -91,7 +91,7 @@ impl EventStrings {
 
     /// The group, the name and the print format, for the tracing core.
     pub(super) fn event_names(&self) -> EventNames<'_> {
-        let empty = kernel::c_str!("");
+        let empty = c"";
         let mut s = self.all();
         EventNames {
             system: s.next().unwrap_or(empty),
@@ -120,11 +120,11 @@ impl EventStrings {
 /// 25 bytes of each event's strings. No argument takes these names
 /// (`arg::RESERVED`).
 fn head_field(name: &[u8]) -> Option<(&'static CStr, &'static CStr)> {
-    let ty = kernel::c_str!("unsigned long");
+    let ty = c"unsigned long";
     match name {
-        b"__probe_ip" => Some((ty, kernel::c_str!("__probe_ip"))),
-        b"__probe_func" => Some((ty, kernel::c_str!("__probe_func"))),
-        b"__probe_ret_ip" => Some((ty, kernel::c_str!("__probe_ret_ip"))),
+        b"__probe_ip" => Some((ty, c"__probe_ip")),
+        b"__probe_func" => Some((ty, c"__probe_func")),
+        b"__probe_ret_ip" => Some((ty, c"__probe_ret_ip")),
         _ => None,
     }
 }

@@ -15,6 +15,9 @@ use crate::{
     prelude::*,
     ptrace::PtRegs,
 };
+// Core's atomics, not `kernel::sync::atomic`: a probe hit reads these, and
+// the kernel's atomics call C helpers that can be probed (they are not
+// `NOKPROBE_SYMBOL()`, nor inlined without `CONFIG_RUST_INLINE_HELPERS`).
 use core::{
     cell::UnsafeCell,
     sync::atomic::{AtomicBool, Ordering},

@@ -91,7 +91,8 @@ pub const fn modinfo<const N: usize>(prefix: &str, entry: &str) -> [u8; N] {
 /// assert_eq!(greeting.value().map(|v| v.to_bytes()), Some(&b"hello"[..]));
 /// // In a module's `init`:
 /// if let Some(g) = greeting.value() {
-///     pr_info!("{}\n", g);
+///     let g: &kernel::str::BStr = g.as_ref();
+///     pr_info!("{g}\n");
 /// }
 /// ```
 #[macro_export]

@@ -31,15 +31,17 @@
 //! C header: [`include/linux/trace_dynevent.h`](srctree/include/linux/trace_dynevent.h)
 
 use crate::{
-    bindings, error::from_result, prelude::*, seq_file::SeqFile, str::CStr, sync::Arc,
-    trace_event::EventLock, types::Opaque,
+    bindings,
+    error::from_result,
+    prelude::*,
+    seq_file::SeqFile,
+    str::CStr,
+    sync::atomic::{Acquire, Atomic, Relaxed, Release},
+    sync::Arc,
+    trace_event::EventLock,
+    types::Opaque,
 };
-use core::{
-    ffi::c_int,
-    marker::PhantomPinned,
-    ptr,
-    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
-};
+use core::{ffi::c_int, marker::PhantomPinned, ptr};
 
 /// `struct dyn_event_operations` (<linux/trace_dynevent.h>).
 type Operations = bindings::dyn_event_operations;
@@ -50,7 +52,7 @@ type RawEvent = bindings::dyn_event;
 /// The entries a [`Type`] dropped while they could not be freed (and so
 /// kept), chained through their `list.next`: never read, only a reference
 /// that shows them reachable.
-static KEPT: AtomicPtr<RawEvent> = AtomicPtr::new(ptr::null_mut());
+static KEPT: Atomic<*mut RawEvent> = Atomic::new(ptr::null_mut());
 
 /// `struct trace_event_call` (<linux/trace_events.h>).
 type RawCall = bindings::trace_event_call;
@@ -131,13 +133,13 @@ impl<'a> Iterator for Args<'a> {
 /// # Examples
 ///
 /// ```
-/// use core::sync::atomic::{AtomicU32, Ordering};
+/// use kernel::sync::atomic::{Atomic, Relaxed};
 /// use kernel::seq_file::SeqFile;
 /// use kernel::str::CStr;
 /// use kernel::trace_event::dyn_event::{Args, Provider, Type};
 /// use kernel::trace_event::EventLock;
 ///
-/// struct Ty(AtomicU32);
+/// struct Ty(Atomic<u32>);
 ///
 /// impl Provider for Ty {
 ///     type Entry = u32;
@@ -145,7 +147,7 @@ impl<'a> Iterator for Args<'a> {
 ///         if !command.to_bytes().starts_with(b"doctest:") {
 ///             return Err(ECANCELED);
 ///         }
-///         ty.data().0.fetch_add(1, Ordering::Relaxed);
+///         ty.data().0.fetch_add(1, Relaxed);
 ///         Ok(())
 ///     }
 ///     fn show(&self, _: &EventLock, _e: &u32, m: &SeqFile) -> Result {
@@ -164,13 +166,13 @@ impl<'a> Iterator for Args<'a> {
 /// }
 ///
 /// use core::convert::Infallible;
-/// let ty = KBox::pin_init(Type::new::<Infallible>(Ty(AtomicU32::new(0))), GFP_KERNEL)?;
+/// let ty = KBox::pin_init(Type::new::<Infallible>(Ty(Atomic::new(0))), GFP_KERNEL)?;
 /// // A line for this type reaches its `create`, with `event_mutex` held.
-/// ty.create(kernel::c_str!("doctest: one"))?;
-/// assert_eq!(ty.data().0.load(Ordering::Relaxed), 1);
-/// assert_eq!(ty.create(kernel::c_str!("p:other vfs_read")), Err(ECANCELED));
+/// ty.create(c"doctest: one")?;
+/// assert_eq!(ty.data().0.load(Relaxed), 1);
+/// assert_eq!(ty.create(c"p:other vfs_read"), Err(ECANCELED));
 /// // No entry matches: nothing to remove.
-/// assert_eq!(ty.release(kernel::c_str!("-:doctest/one")), Err(ENOENT));
+/// assert_eq!(ty.release(c"-:doctest/one"), Err(ENOENT));
 /// ty.release_all()?;
 /// # Ok::<(), Error>(())
 /// ```
@@ -186,7 +188,7 @@ pub struct Type<P: Provider> {
     #[pin]
     ops: Opaque<Operations>,
     /// Set by the drop, for a removal of every entry, busy or not.
-    going: AtomicBool,
+    going: Atomic<bool>,
     #[pin]
     data: P,
     #[pin]
@@ -237,7 +239,7 @@ impl<P: Provider> Type<P> {
         // comes last, and an error there drops `data`.
         try_pin_init!(Self {
             data <- data,
-            going: AtomicBool::new(false),
+            going: Atomic::new(false),
             _pin: PhantomPinned,
             ops <- Opaque::try_ffi_init(|ops: *mut Operations| {
                 let table = Operations {
@@ -372,8 +374,7 @@ impl<P: Provider> Type<P> {
         let (this, e) = unsafe { Self::parts(ev) };
         // A type that is going takes every entry (`free` keeps the busy ones).
         // SAFETY: `event_mutex` is held.
-        !this.going.load(Ordering::Relaxed)
-            && this.data.is_busy(unsafe { EventLock::assume_held() }, e)
+        !this.going.load(Relaxed) && this.data.is_busy(unsafe { EventLock::assume_held() }, e)
     }
 
     /// The type's `free`: removes an entry with [`Provider::free`].
@@ -388,7 +389,7 @@ impl<P: Provider> Type<P> {
         // SAFETY: `event_mutex` is held.
         let lock = unsafe { EventLock::assume_held() };
         if let Err(err) = this.data.free(lock, e) {
-            if !this.going.load(Ordering::Relaxed) {
+            if !this.going.load(Relaxed) {
                 return err.to_errno();
             }
             // The type is going and the entry cannot be freed. It leaves the list,
@@ -402,8 +403,8 @@ impl<P: Provider> Type<P> {
             // chained from `KEPT` through the list pointer it no longer uses.
             // SAFETY: `ev` is valid (its reference is kept) and out of every
             // list; `event_mutex` serialises the writers of `KEPT`.
-            unsafe { (*ev).list.next = KEPT.load(Ordering::Relaxed).cast() };
-            KEPT.store(ev, Ordering::Relaxed);
+            unsafe { (*ev).list.next = KEPT.load(Relaxed).cast() };
+            KEPT.store(ev, Relaxed);
             return 0;
         }
         // SAFETY: `ev` is the `raw` of a linked `Entry<P::Entry>` (type
@@ -478,7 +479,7 @@ impl<P: Provider> PinnedDrop for Type<P> {
             crate::pr_err!("dyn_event: entries of a dropped type that cannot be freed are kept\n");
             // SAFETY: no preconditions.
             unsafe { bindings::dump_stack() };
-            self.going.store(true, Ordering::Relaxed);
+            self.going.store(true, Relaxed);
             // Cannot fail: no entry is busy, and `free` takes each.
             let _ = self.release_all();
         }
@@ -520,19 +521,19 @@ unsafe fn unlink(raw: *mut RawEvent) {
 ///
 /// ```
 /// use core::convert::Infallible;
-/// use core::sync::atomic::{AtomicBool, Ordering::Relaxed};
-/// use kernel::{bindings, c_str, seq_file::SeqFile, str::CStr, sync::Arc, types::Opaque};
+/// use kernel::sync::atomic::{Atomic, Relaxed};
+/// use kernel::{bindings, seq_file::SeqFile, str::CStr, sync::Arc, types::Opaque};
 /// use kernel::trace_event::dyn_event::{Args, Entry, Provider, Type};
 /// use kernel::trace_event::EventLock;
 ///
 /// // What an entry carries: it says when it is dropped.
-/// struct D(&'static AtomicBool);
+/// struct D(&'static Atomic<bool>);
 /// impl Drop for D {
 ///     fn drop(&mut self) {
 ///         self.0.store(true, Relaxed);
 ///     }
 /// }
-/// static DROPPED: [AtomicBool; 2] = [AtomicBool::new(false), AtomicBool::new(false)];
+/// static DROPPED: [Atomic<bool>; 2] = [Atomic::new(false), Atomic::new(false)];
 ///
 /// // The event the entries are listed for: a blank one, which
 /// // `dyn_event_add()` only marks dynamic.
@@ -544,7 +545,7 @@ unsafe fn unlink(raw: *mut RawEvent) {
 ///
 /// struct Ty {
 ///     call: Call,
-///     busy: AtomicBool,
+///     busy: Atomic<bool>,
 /// }
 ///
 /// impl Provider for Ty {
@@ -576,18 +577,18 @@ unsafe fn unlink(raw: *mut RawEvent) {
 /// }
 ///
 /// let call = Call(Opaque::new(Zeroable::zeroed()));
-/// let ty = Ty { call, busy: AtomicBool::new(false) };
+/// let ty = Ty { call, busy: Atomic::new(false) };
 /// let ty = KBox::pin_init(Type::new::<Infallible>(ty), GFP_KERNEL)?;
-/// ty.create(c_str!("doctest2:0"))?;
-/// ty.create(c_str!("doctest2:1"))?;
+/// ty.create(c"doctest2:0")?;
+/// ty.create(c"doctest2:1")?;
 /// assert!(!DROPPED[0].load(Relaxed) && !DROPPED[1].load(Relaxed));
 /// // A `free` that fails changes nothing.
 /// ty.data().busy.store(true, Relaxed);
-/// assert_eq!(ty.release(c_str!("-:x0")), Err(EBUSY));
+/// assert_eq!(ty.release(c"-:x0"), Err(EBUSY));
 /// assert!(!DROPPED[0].load(Relaxed));
 /// ty.data().busy.store(false, Relaxed);
 /// // Freed, the entry leaves the list, which lets go of it.
-/// ty.release(c_str!("-:x0"))?;
+/// ty.release(c"-:x0")?;
 /// assert!(DROPPED[0].load(Relaxed) && !DROPPED[1].load(Relaxed));
 /// // Dropping the type does not wait for an entry in use: it leaves the
 /// // list and is kept, not dropped (with a message and a stack trace).
@@ -608,7 +609,7 @@ unsafe fn unlink(raw: *mut RawEvent) {
 pub struct Entry<T> {
     #[pin]
     raw: Opaque<RawEvent>,
-    linked: AtomicBool,
+    linked: Atomic<bool>,
     data: T,
     #[pin]
     _pin: PhantomPinned,
@@ -625,7 +626,7 @@ impl<T> Entry<T> {
         // INVARIANT: `linked` is false: `raw` is in no list.
         pin_init!(Entry {
             raw: Opaque::uninit(),
-            linked: AtomicBool::new(false),
+            linked: Atomic::new(false),
             data,
             _pin: PhantomPinned,
         })
@@ -639,7 +640,7 @@ impl<T> Entry<T> {
 
     /// Whether the entry is listed in `dynamic_events`.
     pub fn is_linked(&self) -> bool {
-        self.linked.load(Ordering::Acquire)
+        self.linked.load(Acquire)
     }
 
     /// Lists the entry last in `dynamic_events`, as one of `ty`'s, for the
@@ -666,7 +667,7 @@ impl<T> Entry<T> {
         // before it goes away.
         unsafe { link(raw, ty.ops.get(), call.get()) };
         // INVARIANT: linked, with `ty`'s `ops`, under `event_mutex`.
-        this.linked.store(true, Ordering::Release);
+        this.linked.store(true, Release);
     }
 
     /// Takes the entry whose `raw` is `ev` out of `dynamic_events` and
@@ -695,7 +696,7 @@ impl<T> Entry<T> {
         // SAFETY: `event_mutex` is held (`_lock`); the entry is linked.
         unsafe { unlink(ev) };
         // SAFETY: `entry` is live (the list's reference).
-        unsafe { (*entry).linked.store(false, Ordering::Release) };
+        unsafe { (*entry).linked.store(false, Release) };
         entry
     }
 }

@@ -13,18 +13,18 @@ use core::ptr;
 /// # Examples
 ///
 /// ```
-/// use kernel::{c_str, trace_event::ErrorLog};
+/// use kernel::trace_event::ErrorLog;
 ///
 /// let log = ErrorLog::new(&["First problem", "Second problem"])?;
 /// // `[ts] rkpe_doctest: error: Second problem`, `Command: p:x y`, a caret
 /// // under `y`.
-/// log.log(c_str!("rkpe_doctest"), c_str!("p:x y"), 1, 4);
-/// log.log(c_str!("rkpe_doctest"), c_str!("p:x z"), 0, 0);
+/// log.log(c"rkpe_doctest", c"p:x y", 1, 4);
+/// log.log(c"rkpe_doctest", c"p:x z", 0, 0);
 /// // A code past the table logs nothing.
-/// log.log(c_str!("rkpe_doctest"), c_str!("p:x w"), 2, 0);
+/// log.log(c"rkpe_doctest", c"p:x w", 2, 0);
 /// assert_eq!(log.forget(), 2);
 /// assert_eq!(log.forget(), 0);
-/// log.log(c_str!("rkpe_doctest"), c_str!("p:x y"), 1, 4);
+/// log.log(c"rkpe_doctest", c"p:x y", 1, 4);
 /// // Dropping it forgets its entries too.
 /// drop(log);
 /// # Ok::<(), Error>(())

@@ -21,14 +21,11 @@ use crate::{
     kprobes::Place,
     prelude::*,
     str::CStr,
+    sync::atomic::{Acquire, Atomic, Relaxed, Release},
     types::Opaque,
     ThisModule,
 };
-use core::{
-    marker::PhantomPinned,
-    ptr,
-    sync::atomic::{AtomicUsize, Ordering},
-};
+use core::{marker::PhantomPinned, ptr};
 
 /// What makes the local events of perf's kprobe PMU.
 pub trait LocalKprobes: Sync + 'static {
@@ -65,7 +62,7 @@ pub trait LocalKprobes: Sync + 'static {
 #[pin_data(PinnedDrop)]
 pub struct KprobeProvider<P: LocalKprobes> {
     provider: P,
-    live: AtomicUsize,
+    live: Atomic<usize>,
     #[pin]
     raw: Opaque<bindings::kprobe_event_provider>,
     #[pin]
@@ -92,7 +89,7 @@ impl<P: LocalKprobes> KprobeProvider<P> {
         // before `raw` is registered.
         try_pin_init!(Self {
             provider,
-            live: AtomicUsize::new(0),
+            live: Atomic::new(0),
             raw <- Opaque::try_ffi_init(move |raw: *mut bindings::kprobe_event_provider| {
                 let value = bindings::kprobe_event_provider {
                     owner: module.as_ptr(),
@@ -169,7 +166,7 @@ impl<P: LocalKprobes> KprobeProvider<P> {
         if !reg.local || reg.module.as_ptr() != owner {
             return EINVAL.to_ptr();
         }
-        this.live.fetch_add(1, Ordering::Relaxed);
+        this.live.add(1, Relaxed);
         // Given back only to `destroy_local`, which drops it.
         let p = reg.into_raw();
         // SAFETY: `p` is the registration, alive until `destroy_local`; the
@@ -211,7 +208,7 @@ impl<P: LocalKprobes> KprobeProvider<P> {
             EventBox::from_raw(reg.cast_mut())
         };
         drop(reg);
-        this.live.fetch_sub(1, Ordering::Release);
+        this.live.fetch_sub(1, Release);
     }
 }
 
@@ -222,7 +219,7 @@ impl<P: LocalKprobes> PinnedDrop for KprobeProvider<P> {
         unsafe { kernel_provider_unregister(self.raw.get()) };
         // Each local event pins the module, so a module's exit finds none;
         // a module registers it last of what can fail in its init.
-        if self.live.load(Ordering::Acquire) != 0 {
+        if self.live.load(Acquire) != 0 {
             crate::pr_err!("trace_event: a kprobe provider dropped with events lent to perf\n");
         }
     }

@@ -9,7 +9,10 @@
 //! `PERF_MAX_TRACE_SIZE` is dropped quietly, where `perf_trace_buf_alloc()`
 //! would warn.
 
-use crate::{bindings, types::Opaque};
+use crate::{bindings, sync::rcu, types::Opaque};
+// Core's atomics, not `kernel::sync::atomic`: a probe hit reads these, and
+// the kernel's atomics call C helpers that can be probed (they are not
+// `NOKPROBE_SYMBOL()`, nor inlined without `CONFIG_RUST_INLINE_HELPERS`).
 use core::{
     ptr,
     sync::atomic::{AtomicPtr, Ordering},
@@ -252,15 +255,13 @@ impl PerfSlot {
         if !self.is_set() {
             return;
         }
-        // SAFETY: an RCU-sched read side; `clear` waits for it.
-        unsafe { bindings::rcu_read_lock_sched_notrace() };
+        // An RCU-sched read side; `clear` waits for it.
+        let _guard = rcu::read_lock_sched();
         let p = self.call.load(Ordering::Acquire);
         if !p.is_null() {
             // SAFETY: by the type invariant `p` stays valid until `clear`
-            // returns, which waits for this read side.
+            // returns, which waits for the read side `_guard` holds.
             f(unsafe { PerfCall::from_raw(p) });
         }
-        // SAFETY: locked above.
-        unsafe { bindings::rcu_read_unlock_sched_notrace() };
     }
 }

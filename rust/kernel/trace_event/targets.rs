@@ -17,11 +17,22 @@
 //! `PtRegs` proves, as C's `trace_probe_for_each_link_rcu()` relies on.
 
 use super::{file::EventFile, perf::PerfSlot};
-use crate::{bindings, error::Result, prelude::*};
+use crate::{
+    bindings,
+    error::Result,
+    prelude::*,
+    sync::{
+        atomic::{Atomic, Relaxed},
+        rcu,
+    },
+};
+// Core's atomics, not `kernel::sync::atomic`: a probe hit reads these, and
+// the kernel's atomics call C helpers that can be probed (they are not
+// `NOKPROBE_SYMBOL()`, nor inlined without `CONFIG_RUST_INLINE_HELPERS`).
 use core::{
     mem::{align_of, offset_of, size_of},
     ptr, slice,
-    sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering},
+    sync::atomic::{AtomicPtr, AtomicUsize, Ordering},
 };
 
 /// Where an event's hits go: the trace instances it is enabled in and, while
@@ -36,18 +47,18 @@ use core::{
 /// An event enabled in the top instance, and a record written into it:
 ///
 /// ```
-/// use core::sync::atomic::{AtomicUsize, Ordering};
-/// use kernel::c_str;
+/// use kernel::sync::atomic::{Atomic, Relaxed};
 /// use kernel::trace_event::{
 ///     set_enabled, Event, EventBox, EventFile, EventNames, Fields, Kind, Targets, TraceSeq,
 /// };
 /// # // Runs `f` where the tracing core holds `event_mutex`, which only
 /// # // the core takes: in the `create` of a dynamic event type made for it.
 /// # fn locked<R>(f: impl FnOnce(&kernel::trace_event::EventLock) -> R) -> Result<R> {
-/// #     use core::{convert::Infallible, ffi::c_void, ptr, sync::atomic::{AtomicPtr, Ordering}};
+/// #     use core::{convert::Infallible, ffi::c_void, ptr};
+/// #     use kernel::sync::atomic::{Atomic, Full, Release};
 /// #     use kernel::{seq_file::SeqFile, str::CStr, trace_event::EventLock};
 /// #     use kernel::trace_event::dyn_event::{Args, Provider, Type};
-/// #     static JOB: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
+/// #     static JOB: Atomic<*mut c_void> = Atomic::new(ptr::null_mut());
 /// #     struct L;
 /// #     impl Provider for L {
 /// #         type Entry = u8;
@@ -55,7 +66,7 @@ use core::{
 /// #             if c.to_bytes() != b"rkpe-doctest-locked" {
 /// #                 return Err(ECANCELED);
 /// #             }
-/// #             let job = JOB.swap(ptr::null_mut(), Ordering::AcqRel);
+/// #             let job = JOB.xchg(ptr::null_mut(), Full);
 /// #             if job.is_null() {
 /// #                 return Err(EINVAL);
 /// #             }
@@ -76,22 +87,22 @@ use core::{
 /// #     let (mut f, mut r) = (Some(f), None);
 /// #     let mut run = |l: &EventLock| r = f.take().map(|f| f(l));
 /// #     let mut job: &mut dyn FnMut(&EventLock) = &mut run;
-/// #     JOB.store(ptr::from_mut(&mut job).cast(), Ordering::Release);
-/// #     ty.create(kernel::c_str!("rkpe-doctest-locked"))?;
+/// #     JOB.store(ptr::from_mut(&mut job).cast(), Release);
+/// #     ty.create(c"rkpe-doctest-locked")?;
 /// #     r.ok_or(EINVAL)
 /// # }
 /// // (`Targets` for the data's field: only a registration makes them.)
 ///
 /// struct Ev {
 ///     targets: Targets,
-///     registered: AtomicUsize,
+///     registered: Atomic<usize>,
 /// }
 ///
 /// #[vtable]
 /// impl Event for Ev {
 ///     fn names(&self) -> EventNames<'_> {
-///         let (system, name) = (c_str!("rkpe_doctest2"), c_str!("ev"));
-///         EventNames { system, name, print_fmt: c_str!("\"\"") }
+///         let (system, name) = (c"rkpe_doctest2", c"ev");
+///         EventNames { system, name, print_fmt: c"\"\"" }
 ///     }
 ///     fn targets(&self) -> &Targets {
 ///         &self.targets
@@ -105,13 +116,13 @@ use core::{
 ///     fn register(&self, _file: &EventFile) -> Result {
 ///         // Told before the file joins the targets.
 ///         assert!(self.targets.files().is_empty());
-///         self.registered.fetch_add(1, Ordering::Relaxed);
+///         self.registered.fetch_add(1, Relaxed);
 ///         Ok(())
 ///     }
 ///     fn unregister(&self, _file: &EventFile) -> Result {
 ///         // Told after the file has left them.
 ///         assert!(self.targets.files().is_empty());
-///         self.registered.fetch_sub(1, Ordering::Relaxed);
+///         self.registered.fetch_sub(1, Relaxed);
 ///         Ok(())
 ///     }
 /// }
@@ -122,16 +133,16 @@ use core::{
 /// // dynamic event type's `create`).
 /// let reg = locked(|lock| {
 ///     EventBox::new(lock, &BUILTIN, Kind::Dynamic, |targets| {
-///         Ok(Ev { targets, registered: AtomicUsize::new(0) })
+///         Ok(Ev { targets, registered: Atomic::new(0) })
 ///     })
 /// })??;
 /// assert!(!reg.data().targets.in_use());
-/// let (sys, name) = (c_str!("rkpe_doctest2"), c_str!("ev"));
+/// let (sys, name) = (c"rkpe_doctest2", c"ev");
 /// // Enable it in the top instance, as `echo 1 > events/rkpe_doctest2/ev/enable`.
 /// set_enabled(sys, name, true)?;
-/// assert_eq!(set_enabled(sys, c_str!("no_such_event"), true), Err(EINVAL));
+/// assert_eq!(set_enabled(sys, c"no_such_event", true), Err(EINVAL));
 /// assert!(reg.data().targets.in_use());
-/// assert_eq!(reg.data().registered.load(Ordering::Relaxed), 1);
+/// assert_eq!(reg.data().registered.load(Relaxed), 1);
 /// let mut written = 0;
 /// reg.data().targets.files().for_each(|f| {
 ///     if !f.soft_disabled() {
@@ -148,7 +159,7 @@ use core::{
 /// assert_eq!(locked(|lock| reg.remove(lock))?, Err(EBUSY));
 /// set_enabled(sys, name, false)?;
 /// assert!(!reg.data().targets.in_use());
-/// assert_eq!(reg.data().registered.load(Ordering::Relaxed), 0);
+/// assert_eq!(reg.data().registered.load(Relaxed), 0);
 /// // Dropped, it is removed, and the instances that hold its record (which
 /// // names it by an id a later event may take) are cleared.
 /// drop(reg);
@@ -165,12 +176,12 @@ pub struct Targets {
 }
 
 /// The next registration's number ([`Targets::owner`]).
-static NEXT_OWNER: AtomicU64 = AtomicU64::new(0);
+static NEXT_OWNER: Atomic<u64> = Atomic::new(0);
 
 impl Targets {
     /// A number no other registration gets (64 bits do not wrap).
     pub(super) fn next_owner() -> u64 {
-        NEXT_OWNER.fetch_add(1, Ordering::Relaxed)
+        NEXT_OWNER.fetch_add(1, Relaxed)
     }
 
     /// No instance, no perf. Only [`EventBox::new`] makes them, one set
@@ -476,12 +487,10 @@ impl FileSet {
     /// `f` runs in an RCU-sched read side, with preemption off: it must not
     /// sleep (no allocation with `GFP_KERNEL`, no mutex).
     pub fn for_each(&self, f: impl FnMut(&EventFile)) {
-        // SAFETY: an RCU-sched read side; `add` and `remove` wait for it.
-        unsafe { bindings::rcu_read_lock_sched_notrace() };
-        // SAFETY: in the read side taken above.
+        let _guard = rcu::read_lock_sched();
+        // SAFETY: in the RCU-sched read side `_guard` holds; `add` and
+        // `remove` wait for it.
         unsafe { self.walk(f) };
-        // SAFETY: locked above.
-        unsafe { bindings::rcu_read_unlock_sched_notrace() };
     }
 
     /// As [`FileSet::for_each`], in a probe handler: `regs` proves that
