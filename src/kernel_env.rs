@@ -342,8 +342,9 @@ impl<S: PutBytes + ?Sized> core::fmt::Write for Raw<'_, S> {
 impl Env for KernelEnv {
     fn validate_symbol(&self, symbol: &[u8]) -> Result<(), i32> {
         // validate_probe_symbol(): `MOD:SYM` counts in that module only; a
-        // module that is not loaded has no symbols, and is accepted (the
-        // probe is registered when it loads).
+        // module that is not loaded is accepted (the probe is registered
+        // when it loads), a loaded one without the symbol is not (`ENOENT`,
+        // which the parser logs as a bad probe address, `EINVAL`).
         self.symbol_address.set(None);
         let (module, name) = split_module(symbol);
         // kstrdup() failing in C is ENOMEM, not an unknown symbol.
@@ -352,7 +353,7 @@ impl Env for KernelEnv {
             Some(m) => {
                 let m = cstring(m).map_err(|_| errno::ENOMEM)?;
                 let n = kallsyms::count(Some(&m), &name, false).count;
-                if n == 0 {
+                if n == 0 && !kallsyms::module_loaded(&m) {
                     return Ok(());
                 }
                 n

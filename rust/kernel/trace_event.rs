@@ -1176,6 +1176,7 @@ impl<T: Event> EventBox<T> {
 
     /// Gives up the allocation, for a user that keeps it as a pointer (perf
     /// keeps a local event's call) and gives it back to [`EventBox::from_raw`].
+    #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
     fn into_raw(self) -> *mut Registration<T> {
         let ptr = self.ptr.as_ptr();
         core::mem::forget(self);
@@ -1187,6 +1188,7 @@ impl<T: Event> EventBox<T> {
     /// # Safety
     ///
     /// `ptr` comes from `into_raw`, and is given back once.
+    #[cfg(CONFIG_KPROBE_EVENT_PROVIDERS)]
     unsafe fn from_raw(ptr: *mut Registration<T>) -> Self {
         // SAFETY: by the caller's guarantee, from a `NonNull`.
         let ptr = unsafe { NonNull::new_unchecked(ptr) };
