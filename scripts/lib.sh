@@ -53,14 +53,15 @@ console_section() { # LOG BEGIN [END]
 	' "$1"
 }
 
-# The kernel releases the project is built for: 6.12 (Debian 12's
-# linux-source-6.12, the variants without a suffix) and 7.3 (Debian's
-# trixie-backports linux-source-7.3, the variants named `*-7.3`). RKPE_KVER
-# picks one for the scripts that take no variant (series.sh, tree.sh,
-# apply.sh); 6.12 when unset.
+# The kernel releases the project is built for, the release rows of
+# scripts/variants.tsv: 6.12 (Debian 12's linux-source-6.12, the variants
+# without a suffix) and 7.3 (Debian's trixie-backports linux-source-7.3, the
+# variants named `*-7.3`). RKPE_KVER picks one for the scripts that take no
+# variant (series.sh, tree.sh, apply.sh); the first release when unset.
 kver() {
-	local k=${RKPE_KVER:-6.12}
-	case "$k" in 6.12 | 7.3) echo "$k" ;; *) die "RKPE_KVER=$k: the project builds for 6.12 and 7.3" ;; esac
+	local k=${RKPE_KVER:-$(releases | head -1)}
+	releases | grep -qxF -- "$k" || die "RKPE_KVER=$k: the project builds for $(releases | tr '\n' ' ')(scripts/variants.tsv)"
+	echo "$k"
 }
 
 # Debian's pristine kernel source of release KVER (default: kver), unpacked
@@ -174,34 +175,125 @@ configure_kernel() { # TREE OUT SKIP FRAG...
 	return $bad
 }
 
-# Variants: `test`, `ref` and `debug` are x86-64 kernels; `arm64-test` and
-# `arm64-ref` are the same configurations for arm64; a variant named
-# `*-7.3` (`test-7.3`, `ref-7.3`) is that configuration on Linux 7.3, the others are on
-# 6.12. variant_kind prints the configuration (test, ref, debug),
-# variant_arch the kernel's ARCH (x86, arm64), variant_kver the release.
-# `pristine` and `pristine-7.3` are Debian's kernel without the series, in
-# the `ref` configuration (C's kprobe events): what the series' core
-# patches are measured against (scripts/bench-core.sh).
-variant_kind() {
-	local v=${1%-7.3}
-	v=${v#arm64-}
-	[ "$v" = pristine ] && v=ref
-	echo "$v"
+# The variants, their architectures and releases: scripts/variants.tsv
+# (its header says what each column means). Every lookup dies on a name
+# the table does not have: a misspelt variant fails where it is named,
+# instead of being taken for something else.
+VARIANTS_TSV=$ROOT/scripts/variants.tsv
+
+# The row of TYPE (arch, release, variant) whose key (its second field) is
+# KEY, its fields separated by single spaces.
+table_row() { # TYPE KEY
+	local row
+	row=$(awk -v t="$1" -v k="$2" '$1 == t && $2 == k { $1 = $1; print; exit }' "$VARIANTS_TSV")
+	[ -n "$row" ] || die "scripts/variants.tsv has no $1 $2"
+	echo "$row"
 }
+# Field N of that row (1 is the type, 2 the key); `-` and a field the row
+# leaves out are empty.
+table_field() { # TYPE KEY N
+	local row
+	row=$(table_row "$1" "$2") || exit 1
+	awk -v n="$3" '{ v = $n; if (v == "-") v = ""; print v }' <<< "$row"
+}
+# The variants whose columns have the values asked (arch, release, kind,
+# base), in table order; all of them without a condition.
+variants() { # [COLUMN=VALUE...]
+	local c conds=()
+	for c; do
+		case "${c%%=*}" in
+		arch) conds+=("3=${c#*=}") ;;
+		release) conds+=("4=${c#*=}") ;;
+		kind) conds+=("5=${c#*=}") ;;
+		base) conds+=("6=${c#*=}") ;;
+		*) die "variants: no column ${c%%=*} (arch, release, kind, base)" ;;
+		esac
+	done
+	awk -v conds="${conds[*]}" '
+		$1 == "variant" {
+			n = split(conds, cs, " "); ok = 1
+			for (i = 1; i <= n; i++) { split(cs[i], p, "="); if ($(p[1]) != p[2]) ok = 0 }
+			if (ok) print $2
+		}' "$VARIANTS_TSV"
+}
+# The arch and release rows' keys, in table order.
+arches() { awk '$1 == "arch" { print $2 }' "$VARIANTS_TSV"; }
+releases() { awk '$1 == "release" { print $2 }' "$VARIANTS_TSV"; }
+
+# variant_kind: test, ref, debug, pristine or overlay; variant_arch: the
+# kernel's ARCH (x86, arm64); variant_kver: the release; variant_base: an
+# overlay's base variant.
+variant_kind() { table_field variant "$1" 5; }
+variant_arch() { table_field variant "$1" 3; }
+variant_kver() { table_field variant "$1" 4; }
+variant_base() { table_field variant "$1" 6; }
 variant_pristine() {
-	case "${1%-7.3}" in pristine | arm64-pristine) return 0 ;; *) return 1 ;; esac
+	local k
+	k=$(variant_kind "$1") || exit 1
+	[ "$k" = pristine ]
 }
-variant_arch() {
-	case "$1" in arm64-*) echo arm64 ;; *) echo x86 ;; esac
+# The kind whose kconfig/KIND.config a variant is built with: a pristine
+# kernel has the ref configuration (C's kprobe events).
+variant_config() {
+	local k
+	k=$(variant_kind "$1") || exit 1
+	case "$k" in pristine) echo ref ;; *) echo "$k" ;; esac
 }
-variant_kver() {
-	case "$1" in *-7.3) echo 7.3 ;; *) echo 6.12 ;; esac
+# Whether a variant runs the module as its kprobe_events provider (`test`,
+# and `debug`, which is `test` with the kernel's debug machinery).
+module_variant() {
+	local k
+	k=$(variant_kind "$1") || exit 1
+	case "$k" in test | debug) return 0 ;; *) return 1 ;; esac
 }
+# The variant of KIND on VARIANT's architecture and release: the test
+# kernel beside a ref one (hostile.sh), the one whose expectations a debug
+# kernel shares (ftracetest.sh), the ref kernel a pristine one is measured
+# against (bench-core.sh).
+variant_partner() { # VARIANT KIND
+	local a r p
+	a=$(variant_arch "$1") && r=$(variant_kver "$1") || exit 1
+	p=$(variants arch="$a" release="$r" kind="$2" | head -1)
+	[ -n "$p" ] || die "scripts/variants.tsv has no $2 variant on $a $r (for $1)"
+	echo "$p"
+}
+# What the files of RELEASE end with: nothing for 6.12, -7.3.
+release_suffix() { table_field release "$1" 3; }
+# What a variant's files (expectations, results) end with: its
+# architecture unless it is the first arch row, then its release's suffix
+# (test, ref: nothing; arm64-ref: -arm64; ref-7.3: -7.3).
+variant_suffix() {
+	local a r
+	a=$(variant_arch "$1") && r=$(variant_kver "$1") || exit 1
+	[ "$a" = "$(arches | head -1)" ] || printf '%s' "-$a"
+	release_suffix "$r"
+}
+# Whether the architecture of VARIANT offers CAP (its arch row's caps).
+arch_can() { # VARIANT CAP
+	local a caps
+	a=$(variant_arch "$1") && caps=$(table_field arch "$a" 8) || exit 1
+	case ",$caps," in *",$2,"*) return 0 ;; *) return 1 ;; esac
+}
+# The stages rows' (LANE VARIANT TOKEN...) of lane LANE, or of every lane,
+# as "LANE VARIANT TOKEN..." lines in table order.
+stage_rows() { # [LANE]
+	awk -v l="${1:-}" '$1 == "stages" && (l == "" || $2 == l) { $1 = ""; sub(/^ /, ""); print }' "$VARIANTS_TSV"
+}
+# The variants that make check runs TOKEN (without its :ARGUMENT) on, in
+# table order.
+stage_variants() { # TOKEN
+	local v
+	for v in $(variants); do
+		stage_rows | awk -v v="$v" -v t="$1" '$2 == v { for (i = 3; i <= NF; i++) { sub(/:.*/, "", $i); if ($i == t) f = 1 } } END { exit !f }' &&
+			echo "$v"
+	done
+}
+
 # Sets tree, out, arch and llvm for a built variant, and exports the
 # LIBCLANG_PATH bindgen loads for it: what a script needs to run make on
-# the variant's build (clippy.sh, foreign-check.sh).
+# the variant's build (clippy.sh, foreign-check.sh, rustdoc.sh).
 variant_build_env() { # VARIANT
-	tree=$(variant_tree "$1")
+	tree=$(variant_tree "$1") || exit 1
 	out=$CACHE/out-$1
 	arch=$(variant_arch "$1")
 	llvm=$(tree_llvm "$tree")
@@ -209,39 +301,35 @@ variant_build_env() { # VARIANT
 	LIBCLANG_PATH=$(tree_libclang "$tree")
 }
 # The kernel tree a built variant was built from (build/tree for 6.12,
-# build/tree-7.3 for 7.3: links kernel.sh makes).
+# build/tree-7.3 for 7.3: links kernel.sh makes; a pristine variant's is
+# Debian's source).
 variant_tree() {
-	variant_pristine "$1" && { pristine_dir "$(variant_kver "$1")"; return; }
-	case "$(variant_kver "$1")" in
-	6.12) readlink -f "$ROOT/build/tree" ;;
-	*) readlink -f "$ROOT/build/tree-$(variant_kver "$1")" ;;
-	esac
+	local r
+	r=$(variant_kver "$1") || exit 1
+	variant_pristine "$1" && { pristine_dir "$r"; return; }
+	readlink -f "$ROOT/build/tree$(release_suffix "$r")"
 }
 
 # The kernel image of a built variant (a link under build/VARIANT/).
 kernel_image() {
-	case "$(variant_arch "$1")" in
-	arm64) echo "$ROOT/build/$1/Image" ;;
-	*) echo "$ROOT/build/$1/bzImage" ;;
-	esac
+	local a
+	a=$(variant_arch "$1") || exit 1
+	echo "$ROOT/build/$1/$(table_field arch "$a" 3)"
 }
 
-# Where the static guest programs of a variant's architecture are built
-# (/rkpe/bin/ in its initramfs).
-guest_bin_dir() {
-	case "$(variant_arch "$1")" in
-	arm64) echo "$ROOT/build/bin-arm64" ;;
-	*) echo "$ROOT/build/bin" ;;
-	esac
+# Where the static guest programs of ARCH (x86, arm64) are built (/rkpe/bin/
+# in its initramfs).
+guest_bin_dir() { # ARCH
+	local d
+	d=$(table_field arch "$1" 7) || exit 1
+	echo "$ROOT/$d"
 }
 
 # The C compiler of static guest programs for ARCH (x86, arm64): the host's
 # gcc, or clang and lld with Debian's arm64 cross libc. Prints the command.
-guest_cc() {
-	case "$1" in
-	arm64) echo "clang --target=aarch64-linux-gnu -fuse-ld=lld" ;;
-	*) echo gcc ;;
-	esac
+guest_cc() { # ARCH
+	table_row arch "$1" > /dev/null || exit 1
+	awk -v a="$1" '$1 == "arch" && $2 == a { for (i = 9; i <= NF; i++) printf "%s%s", $i, (i < NF ? " " : "\n"); exit }' "$VARIANTS_TSV"
 }
 
 # apt-get with a private configuration under DIR/apt (its own sources,
@@ -299,12 +387,6 @@ cached_debs() { # NAME DIR KEY STAGE UNPACK SOURCES_LINE [OPTION...] -- PACKAGE.
 		done_stage
 	fi
 	exec 8>&-
-}
-
-# Whether a variant runs the module as its kprobe_events provider (`test`, and
-# `debug`, which is `test` with the kernel's debug machinery).
-module_variant() {
-	case "$(variant_kind "$1")" in test | debug) return 0 ;; *) return 1 ;; esac
 }
 
 # A C run that scripts/vm.sh --c-only cached is replayed later only if the
