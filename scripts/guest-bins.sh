@@ -13,10 +13,9 @@
 # C's runs on its content). HOSTILE_COUNT: lines generated for hostile.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-arch=x86
+arch=$(arches | head -1)
 if [ "${1:-}" = --arch ]; then arch=$2; shift 2; fi
-case "$arch" in x86) variant=test ;; arm64) variant=arm64-test ;; *) die "guest-bins.sh: no architecture $arch" ;; esac
-bin=$(guest_bin_dir "$variant")
+bin=$(guest_bin_dir "$arch") || exit 1
 read -ra cc <<< "$(guest_cc "$arch")"
 mkdir -p "$bin"
 static() { # NAME SOURCE [CC FLAGS...]

@@ -13,7 +13,7 @@ b=$ROOT/build/$variant
 img=$b/initramfs.cpio.gz
 tree=$(variant_tree "$variant")
 arch=$(variant_arch "$variant")
-bindir=$(guest_bin_dir "$variant")
+bindir=$(guest_bin_dir "$arch")
 read -ra cc <<< "$(guest_cc "$arch")"
 case "$arch" in
 arm64) busybox=$(bash "$ROOT/scripts/busybox-arm64.sh") ;;

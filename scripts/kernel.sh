@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build one kernel variant (test, ref or debug for x86-64; arm64-test or
-# arm64-ref for arm64; test-7.3 and ref-7.3 on Linux 7.3) with the module, incrementally,
-# in $CACHE/out-<variant>, and link the artifacts under build/<variant>/:
-#   bzImage (x86) or Image (arm64), rust_kprobe_events.ko, modroot/
-#   (modules_install output).
+# Build one kernel variant of scripts/variants.tsv (test, ref or debug for
+# x86-64; arm64-test or arm64-ref for arm64; test-7.3 and ref-7.3 on Linux
+# 7.3; pristine and pristine-7.3 without the series) with the module,
+# incrementally, in $CACHE/out-<variant>, and link the artifacts under
+# build/<variant>/: the image (bzImage on x86, Image on arm64: its arch
+# row), rust_kprobe_events.ko, modroot/ (modules_install output).
 # A tree without the module (a series cut short, as `make series-build`
 # builds) is that kernel alone, and says so.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-variant=${1:?usage: kernel.sh test|ref|debug|arm64-test|arm64-ref|test-7.3|ref-7.3}
-kind=$(variant_kind "$variant")
+variant=${1:?usage: kernel.sh VARIANT (scripts/variants.tsv: $(variants | tr '\n' ' '))}
+# (An overlay is its base's build with something swapped in, by its own
+# script.)
+[ "$(variant_kind "$variant")" != overlay ] || die "$variant is an overlay of $(variant_base "$variant"), made by its own script"
+kind=$(variant_config "$variant")
 arch=$(variant_arch "$variant")
 export RKPE_KVER
 RKPE_KVER=$(variant_kver "$variant")
 [ -f "$ROOT/kconfig/$kind.config" ] || die "no kconfig/$kind.config"
-case "$variant" in test | ref | debug | arm64-test | arm64-ref | test-7.3 | ref-7.3 | pristine | pristine-7.3) ;; *) die "no variant $variant" ;; esac
 
 bash "$ROOT/scripts/deps.sh"
 mkdir -p "$CACHE"
@@ -73,12 +76,12 @@ frags=("$ROOT/kconfig/base.config" "$ROOT/kconfig/$arch.config")
 frags+=("$ROOT/kconfig/$kind.config")
 # And the variant's lines for one architecture only (kconfig/x86-ref.config).
 [ -f "$ROOT/kconfig/$arch-$kind.config" ] && frags+=("$ROOT/kconfig/$arch-$kind.config")
-# On 7.3, its names for what base.config asks (kconfig/7.3.config), and the
-# 6.12 symbols it no longer has left out of the check.
-if [ "$RKPE_KVER" = 7.3 ]; then
-	frags+=("$ROOT/kconfig/7.3.config")
-	skip+=" CONFIG_PROC_SYSCTL"
-fi
+# On a later release, its names for what base.config asks
+# (kconfig/7.3.config), and the symbols it no longer has (its release row)
+# left out of the check.
+[ -f "$ROOT/kconfig/$RKPE_KVER.config" ] && frags+=("$ROOT/kconfig/$RKPE_KVER.config")
+gone=$(table_field release "$RKPE_KVER" 4)
+[ -z "$gone" ] || skip+=" ${gone//,/ }"
 if variant_pristine "$variant"; then
 	src_id="pristine $(cat "$tree/.version" 2>/dev/null || dpkg-query -W -f='${Version}' linux-source-6.12) LLVM=$llvm"
 	kpatches=()
@@ -101,10 +104,7 @@ if [ "$(cat "$out/.config-key" 2>/dev/null)" != "$ckey" ] || [ ! -f "$out/.confi
 fi
 
 stage "build $variant kernel and modules"
-case "$arch" in
-arm64) image=Image ;;
-*) image=bzImage ;;
-esac
+image=$(table_field arch "$arch" 3)
 ccache -z >/dev/null
 kmake "$image" modules
 # How much of the C came from the cache (the builds are one at a time).
@@ -127,4 +127,4 @@ fi
 ln -sfn "$out/modroot" "$b/modroot"
 ln -sfn "$out" "$b/out"
 if variant_pristine "$variant"; then :
-elif [ "$RKPE_KVER" = 6.12 ]; then ln -sfn "$tree" "$ROOT/build/tree"; else ln -sfn "$tree" "$ROOT/build/tree-$RKPE_KVER"; fi
+else ln -sfn "$tree" "$ROOT/build/tree$(release_suffix "$RKPE_KVER")"; fi

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Boot a variant under QEMU (TCG, 2 CPUs: qemu-system-x86_64 -machine q35, or
+# Boot a variant under QEMU (TCG, 2 CPUs, with its arch row's QEMU, machine
+# and console in scripts/variants.tsv: qemu-system-x86_64 -machine q35, or
 # qemu-system-aarch64 -machine virt for the arm64 variants) and run a shell
 # command in the guest.
 #   vm.sh [--timeout S] [--log FILE] [--icount] [--hostroot] [--allow-warning ERE]
 #         [--c-only] [--single-thread] [--fixed-qemu] VARIANT -- COMMAND...
 #   vm.sh [--hostroot] --shell VARIANT
 # --hostroot shares the host's / read-only over virtio-9p (tag "hostroot")
-# and gives the guest 3G: guest/hostroot.sh mounts it for chroot.
+# and gives the guest 3G: guest/hostroot.sh mounts it for chroot (an arch
+# whose caps have hostroot: the host's userland must run in the guest).
 # Streams the serial console. Exit status: the command's, or 124 on timeout,
 # or 125 when the kernel printed an oops, panic, BUG:, WARNING: or other splat
 # line (or the guest never reported a result). --allow-warning ERE: a
@@ -27,7 +29,7 @@
 # multi-threaded TCG can keep executing kernel text that another vCPU has
 # patched (NOTES.md, "The kretprobe oops"). Multi-threaded TCG there keeps
 # x86's cross-modifying-code rule, so both vCPUs run truly in parallel while
-# kprobes and ftrace patch the text.
+# kprobes and ftrace patch the text (an arch whose caps have fixed-qemu).
 #
 # --c-only (on `ref`): the run tests the C implementation alone, so the
 # module is blacklisted (module_blacklist=: loading it fails, and so does
@@ -40,7 +42,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-timeout=600 log= shell=0 icount=() mem=1G hostroot=() allow= c_only=0 accel=() qemu_bin=qemu-system-x86_64 firmware=()
+timeout=600 log= shell=0 icount=() mem=1G hostroot=() allow= c_only=0 accel=() fixed=0 firmware=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--timeout) timeout=$2; shift 2 ;;
@@ -48,14 +50,7 @@ while [ $# -gt 0 ]; do
 	--allow-warning) allow=$2; shift 2 ;;
 	--c-only) c_only=1; shift ;;
 	--single-thread) accel=(-accel tcg,thread=single); shift ;;
-	--fixed-qemu)
-		qemu_bin=$(bash "$ROOT/scripts/qemu-fixed.sh")
-		# Its SeaBIOS and firmware; the NIC's option ROM from the host's
-		# ipxe-qemu (installed with the host's QEMU, scripts/deps.sh).
-		firmware=(-L "${qemu_bin%/bin/*}/share/seabios" -L "${qemu_bin%/bin/*}/share/qemu" -L /usr/lib/ipxe/qemu)
-		# Its own modules, not the host QEMU's.
-		export QEMU_MODULE_DIR=${qemu_bin%/bin/*}/lib/x86_64-linux-gnu/qemu
-		shift ;;
+	--fixed-qemu) fixed=1; shift ;;
 	--icount) icount=(-icount shift=0,sleep=off); shift ;;
 	--shell) shell=1; shift ;;
 	--hostroot)
@@ -72,13 +67,21 @@ image=$(kernel_image "$variant")
 [ -e "$image" ] || die "${image#"$ROOT/"} missing: run scripts/kernel.sh $variant"
 img=$(bash "$ROOT/scripts/initramfs.sh" "$variant")
 
-case "$(variant_arch "$variant")" in
-arm64)
-	[ "$qemu_bin" = qemu-system-x86_64 ] || die "--fixed-qemu is for x86 variants"
-	[ ${#hostroot[@]} = 0 ] || die "--hostroot is for x86 variants (the host's userland is x86)"
-	qemu_bin=qemu-system-aarch64 machine=(-machine virt) console=ttyAMA0 ;;
-*) machine=(-machine q35) console=ttyS0 ;;
-esac
+arch=$(variant_arch "$variant")
+if [ $fixed = 1 ]; then
+	arch_can "$variant" fixed-qemu || die "--fixed-qemu is not for $arch variants (scripts/variants.tsv, its caps)"
+	qemu_bin=$(bash "$ROOT/scripts/qemu-fixed.sh")
+	# Its SeaBIOS and firmware; the NIC's option ROM from the host's
+	# ipxe-qemu (installed with the host's QEMU, scripts/deps.sh).
+	firmware=(-L "${qemu_bin%/bin/*}/share/seabios" -L "${qemu_bin%/bin/*}/share/qemu" -L /usr/lib/ipxe/qemu)
+	# Its own modules, not the host QEMU's.
+	export QEMU_MODULE_DIR=${qemu_bin%/bin/*}/lib/x86_64-linux-gnu/qemu
+else
+	qemu_bin=$(table_field arch "$arch" 4)
+fi
+[ ${#hostroot[@]} = 0 ] || arch_can "$variant" hostroot ||
+	die "--hostroot is not for $arch variants (the host's userland is x86; scripts/variants.tsv, its caps)"
+machine=(-machine "$(table_field arch "$arch" 5)") console=$(table_field arch "$arch" 6)
 qemu=("$qemu_bin" "${firmware[@]}" "${machine[@]}" "${accel[@]}" -cpu max -smp 2 -m "$mem" -nographic -no-reboot
 	-kernel "$image" -initrd "$img" "${icount[@]}" "${hostroot[@]}")
 append="console=$console panic=-1 printk.time=1 quiet loglevel=5${RKPE_APPEND:+ $RKPE_APPEND}"
@@ -92,7 +95,7 @@ append="console=$console panic=-1 printk.time=1 quiet loglevel=5${RKPE_APPEND:+ 
 # identify_cpu+0x1fb: a false report of the pristine kernel, seen twice in
 # one make check on 2026-12-05 with the host loaded, never in six boots on
 # an idle one.
-if [ "$(variant_arch "$variant")" != arm64 ] && grep -qx 'CONFIG_KASAN=y' "$b/out/.config" 2> /dev/null; then
+if [ "$arch" = x86 ] && grep -qx 'CONFIG_KASAN=y' "$b/out/.config" 2> /dev/null; then
 	append+=" no5lvl"
 fi
 # A built-in parameter the kernel crate's module_param doctest reads back.
@@ -107,8 +110,9 @@ if [ $shell = 1 ]; then
 fi
 
 cmd=$*
-# On `debug`, a kmemleak report that names the module fails the run.
-[ "$variant" = debug ] && cmd="(
+# On a debug kernel, a kmemleak report that names the module fails the run
+# (not on an overlay of one: debug-broken's run is meant to fail).
+[ "$(variant_kind "$variant")" = debug ] && cmd="(
 $cmd
 ); rc=\$?; sh /rkpe/guest/kmemleak.sh || rc=1; exit \$rc"
 cmd=$(printf '%s' "$cmd" | base64 -w0)
