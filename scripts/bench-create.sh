@@ -8,14 +8,15 @@
 # build/results/bench-create.md.
 #   bench-create.sh [--check] [VARIANT]   --check (make check): fails when
 #                               the module takes more instructions than C on
-#                               a row, or a row is missing; VARIANT: ref
-#                               (default) or ref-7.3
+#                               a row, or a row is missing; VARIANT: a ref variant
+#                               with BTF, ref (the default) or ref-7.3
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 check=0
 [ "${1:-}" = --check ] && { check=1; shift; }
-variant=${1:-ref}
-case "$variant" in ref) sfx= ;; ref-7.3) sfx=-7.3 ;; *) die "bench-create.sh: no variant $variant (ref, ref-7.3)" ;; esac
+variant=${1:-$(variants kind=ref | head -1)}
+[ "$(variant_kind "$variant")" = ref ] || die "bench-create.sh: $variant is not a ref variant ($(variants kind=ref | tr '\n' ' '))"
+sfx=$(variant_suffix "$variant")
 mkdir -p "$ROOT/build/results"
 # (make check has built it, and its stage must not wait for the build lock
 # while the main sequence builds another kernel.)

@@ -6,29 +6,35 @@
 # probe on __x64_sys_getppid per spec. Writes build/results/bench-vm.md and
 # the module/C hit-cost ratios into tests/bench/ratios.txt (commit them:
 # they are the baseline of the check below).
-#   bench-vm.sh           measure, write the table and the ratios
-#   bench-vm.sh [--check] --arch arm64   the same on arm64-ref, with
-#                         tests/bench/ratios-arm64.txt (--arch 7.3: on ref-7.3,
-#                         tests/bench/ratios-7.3.txt)
-#   bench-vm.sh --check   measure six rows, fail if a ratio is more than 2%
-#                         above tests/bench/ratios.txt (make check). Under -icount
-#                         a run repeats to the instruction, and TCG's
-#                         `-cpu max` does not depend on the host CPU.
+#   bench-vm.sh [VARIANT]   measure, write the table and the ratios
+#   bench-vm.sh --check [VARIANT]   measure six rows, fail if a ratio is more
+#                         than 2% above tests/bench/ratios.txt (make check).
+#                         Under -icount a run repeats to the instruction, and
+#                         TCG's `-cpu max` does not depend on the host CPU.
+# VARIANT: a ref variant, `ref` by default; on another one the files end
+# with its suffix (arm64-ref: ratios-arm64.txt; ref-7.3: ratios-7.3.txt).
+# `--arch arm64` and `--arch 7.3` still name arm64-ref and ref-7.3.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 check=0
 [ "${1:-}" = --check ] && { check=1; shift; }
-# `--arch arm64`: on the arm64 ref kernel, against tests/bench/ratios-arm64.txt;
-# `--arch 7.3`: on ref-7.3 (x86-64, Linux 7.3, C 7.3), against
-# tests/bench/ratios-7.3.txt.
-arch=x86 variant=ref sfx=
-[ "${1:-}" = --arch ] && { arch=$2; shift 2; }
-case "$arch" in
-x86) ;;
-arm64) variant=arm64-ref sfx=-arm64 ;;
-7.3) arch=x86 variant=ref-7.3 sfx=-7.3 ;;
-*) die "bench-vm.sh: no architecture or kernel $arch (x86, arm64, 7.3)" ;;
-esac
+variant=$(variants kind=ref | head -1)
+if [ "${1:-}" = --arch ]; then
+	# An architecture's ref kernel on the first release, or a release's
+	# on the first architecture.
+	if table_has arch "$2"; then
+		variant=$(variants arch="$2" release="$(releases | head -1)" kind=ref | head -1)
+	else
+		variant=$(variants arch="$(arches | head -1)" release="$2" kind=ref | head -1)
+	fi
+	[ -n "$variant" ] || die "bench-vm.sh: no ref variant for --arch $2"
+	shift 2
+elif [ $# -gt 0 ]; then
+	variant=$1
+fi
+[ "$(variant_kind "$variant")" = ref ] || die "bench-vm.sh: $variant is not a ref variant ($(variants kind=ref | tr '\n' ' '))"
+arch=$(variant_arch "$variant")
+sfx=$(variant_suffix "$variant")
 mkdir -p "$ROOT/build/results"
 bash "$ROOT/scripts/guest-bins.sh" --arch "$arch" getppid_loop
 # (make check has built it.)
@@ -57,7 +63,9 @@ if [ "$arch" = x86 ]; then
 fi
 bash "$ROOT/scripts/vm.sh" --icount --timeout 1800 --log "$log" "$variant" -- "$offs sh /rkpe/guest/bench.sh $args" >/dev/null
 done_stage
-python3 - "$log" "$ROOT/build/results/bench-vm$sfx.md" "$ROOT/tests/bench/ratios$sfx.txt" "$check" <<'PY'
+# (The command the ratios' header names: the variant unless the default.)
+[ "$variant" = "$(variants kind=ref | head -1)" ] && how= || how=" $variant"
+python3 - "$log" "$ROOT/build/results/bench-vm$sfx.md" "$ROOT/tests/bench/ratios$sfx.txt" "$check" "$how" <<'PY'
 import sys
 ratios_file, check = sys.argv[3], sys.argv[4] == '1'
 import re
@@ -101,7 +109,7 @@ if not check:
 if not check:
     with open(ratios_file, 'w') as f:
         f.write('# module/C hit cost per spec, from `make bench-vm` (scripts/bench-vm.sh%s);\n'
-                % (' --arch arm64' if 'arm64' in ratios_file else '') +
+                % sys.argv[5] +
                 '# make check fails when one is more than 2% above. Commit after a change\n'
                 '# that moves them.\n')
         for spec, v in now.items():

@@ -6,12 +6,15 @@
 # it) and special cases (megabyte writes, no newline, NUL bytes, a line
 # split over write() calls, lines around the 4096-byte write buffer) are
 # written, one write() each, to kprobe_events and dynamic_events by
-# tests/hostile/hostile.c on the `test` kernel (the module loaded) and on
-# the `ref` kernel (C, no module). Every answer (errno, error_log entry,
+# tests/hostile/hostile.c on a ref kernel (C, no module) and its test
+# partner (the module loaded: the test variant of the same arch and release
+# in scripts/variants.tsv). Every answer (errno, error_log entry,
 # listing, cleanup) must be the same on both, a sentinel probe must survive
 # every line, the kernel must report no problem, and at least 10,000 lines
 # must be answered.
-#   hostile.sh            # both kernels, then compare
+#   hostile.sh [REF]      # both kernels, then compare (REF: ref, the
+#                         # default, arm64-ref, ref-7.3; or the old pair
+#                         # names x86, arm64, 7.3)
 # HOSTILE_COUNT (lines generated, default 20000) and HOSTILE_LIMIT (lines
 # written, for a quick try) change the size; HOSTILE_WATCHDOG (s, default
 # 600) is how long the guest waits for the program before showing where it
@@ -27,22 +30,25 @@ count=${HOSTILE_COUNT:-20000}
 limit=${HOSTILE_LIMIT:-}
 watchdog=${HOSTILE_WATCHDOG:-600}
 
-# x86 (test, ref) by default; `hostile.sh arm64`: arm64-test, arm64-ref;
-# `hostile.sh 7.3`: test-7.3, ref-7.3.
-pair=${1:-x86}
-post=
-case "$pair" in
-x86) pre= arch=x86 ;;
-arm64) pre=arm64- arch=arm64 ;;
-7.3) pre= post=-7.3 arch=x86 ;;
-*) die "hostile.sh: no pair $pair (x86, arm64, 7.3)" ;;
-esac
+ref=${1:-$(variants kind=ref | head -1)}
+# The pairs' old names: an architecture, or a release on the first one.
+if ! table_has variant "$ref"; then
+	if table_has arch "$ref"; then
+		ref=$(variants arch="$ref" release="$(releases | head -1)" kind=ref | head -1)
+	elif table_has release "$ref"; then
+		ref=$(variants arch="$(arches | head -1)" release="$ref" kind=ref | head -1)
+	fi
+fi
+[ "$(variant_kind "$ref")" = ref ] || die "hostile.sh: $ref is not a ref variant ($(variants kind=ref | tr '\n' ' '))"
+test=$(variant_partner "$ref" test)
+arch=$(variant_arch "$ref")
+sfx=$(variant_suffix "$ref")
 
 # The lines and the program reach the guest through build/bin (/rkpe/bin/).
 HOSTILE_COUNT=$count bash "$ROOT/scripts/guest-bins.sh" --arch "$arch" hostile
 
 fail=0
-for variant in "${pre}test$post" "${pre}ref$post"; do
+for variant in "$test" "$ref"; do
 	log=$res/hostile-$variant.log
 	load=
 	module_variant "$variant" && load='modprobe rust_kprobe_events || exit 1;'
@@ -79,10 +85,10 @@ for variant in "${pre}test$post" "${pre}ref$post"; do
 done
 
 python3 "$ROOT/tests/hostile/compare.py" --known "$ROOT/tests/hostile/known-differences.txt" --min-lines "$([ -n "$limit" ] && echo 0 || echo 10000)" \
-	--logs "$res/hostile-${pre}ref$post.log" "$res/hostile-${pre}test$post.log" \
-	"$hb/lines" "$res/hostile-${pre}ref$post.txt" "$res/hostile-${pre}test$post.txt" > "$res/hostile-${pre}summary$post.txt" || fail=1
+	--logs "$res/hostile-$ref.log" "$res/hostile-$test.log" \
+	"$hb/lines" "$res/hostile-$ref.txt" "$res/hostile-$test.txt" > "$res/hostile-summary$sfx.txt" || fail=1
 # The summary; of the table of special cases only the ones that differ.
-sed '/^hostile: special cases/,/^hostile: [0-9]* special answers/{/^hostile: \|DIFFERENT/!d}' "$res/hostile-${pre}summary$post.txt"
-echo "hostile: special cases and full summary in $res/hostile-${pre}summary$post.txt"
+sed '/^hostile: special cases/,/^hostile: [0-9]* special answers/{/^hostile: \|DIFFERENT/!d}' "$res/hostile-summary$sfx.txt"
+echo "hostile: special cases and full summary in $res/hostile-summary$sfx.txt"
 echo "hostile: $(( $(date +%s) - t0 ))s in all"
 exit $fail

@@ -189,6 +189,10 @@ table_row() { # TYPE KEY
 	[ -n "$row" ] || die "scripts/variants.tsv has no $1 $2"
 	echo "$row"
 }
+# Whether the table has that row (without dying).
+table_has() { # TYPE KEY
+	awk -v t="$1" -v k="$2" '$1 == t && $2 == k { f = 1; exit } END { exit !f }' "$VARIANTS_TSV"
+}
 # Field N of that row (1 is the type, 2 the key); `-` and a field the row
 # leaves out are empty.
 table_field() { # TYPE KEY N

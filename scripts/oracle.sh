@@ -3,10 +3,11 @@
 #
 # Record what the C implementation answers to the spec vectors
 # (tests/vectors/specs.txt, then specs-7.3.txt), on a ref kernel: `ref`
-# (C 6.12) or `ref-7.3` (C 7.3). `oracle.sh record [VARIANT]` rewrites the
-# answers, tests/vectors/c-ref.txt (ref) or c-ref-7.3.txt (ref-7.3), and the
-# BTF fixture the host tests answer the specs with, tests/vectors/btf.raw or
-# btf-7.3.raw (the kernel's BTF cut down to the specs' functions and the
+# (C 6.12, the default) or `ref-7.3` (C 7.3); the files end with the
+# variant's suffix (scripts/variants.tsv). `oracle.sh record [VARIANT]`
+# rewrites the answers, tests/vectors/c-ref.txt (ref) or c-ref-7.3.txt
+# (ref-7.3), and the BTF fixture the host tests answer the specs with,
+# tests/vectors/btf.raw or btf-7.3.raw (the kernel's BTF cut down to the specs' functions and the
 # structs they name, scripts/btf-fixture.py; commit both); `oracle.sh verify
 # [VARIANT]` checks that the committed files are still what C says and what
 # the kernel's BTF is.
@@ -16,12 +17,9 @@ set -euo pipefail
 export LC_ALL=C
 
 mode=${1:-verify}
-variant=${2:-ref}
-case "$variant" in
-ref) suffix= ;;
-ref-7.3) suffix=-7.3 ;;
-*) die "usage: oracle.sh record|verify [ref|ref-7.3]" ;;
-esac
+variant=${2:-$(variants kind=ref | head -1)}
+[ "$(variant_kind "$variant")" = ref ] || die "usage: oracle.sh record|verify [REF] (a ref variant: $(variants kind=ref | tr '\n' ' '))"
+suffix=$(variant_suffix "$variant")
 answers=$ROOT/tests/vectors/c-ref$suffix.txt
 fixture=$ROOT/tests/vectors/btf$suffix.raw
 specs=("$ROOT/tests/vectors/specs.txt" "$ROOT/tests/vectors/specs-7.3.txt")
@@ -60,5 +58,5 @@ verify)
 		exit 1
 	fi
 	;;
-*) die "usage: oracle.sh record|verify [ref|ref-7.3]" ;;
+*) die "usage: oracle.sh record|verify [REF]" ;;
 esac
