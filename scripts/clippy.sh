@@ -6,11 +6,11 @@
 # scripts/kernel.sh.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-variant=${1:-test} # or arm64-test, test-7.3
+variant=${1:-$(variants kind=test | head -1)} # or arm64-test, test-7.3
 variant_build_env "$variant"
 lock_build_cache
 # Make rebuilds the kernel crate and the module when their objects are gone:
-# removed here, in out-test only (touching the shared tree's sources would
+# removed here, in this variant's out-VARIANT only (touching the shared tree's sources would
 # make every variant rebuild them, and relink, on its next build).
 rm -f "$out/rust/kernel.o" "$out/kernel/trace/rust_kprobe_events/rust_kprobe_events.o"
 log=$(mktemp)

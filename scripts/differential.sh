@@ -14,7 +14,7 @@ set -euo pipefail
 export LC_ALL=C
 res=$ROOT/build/results
 mkdir -p "$res"
-variant=${1:-ref} # or arm64-ref, ref-7.3
+variant=${1:-$(variants kind=ref | head -1)} # or arm64-ref, ref-7.3
 [ "$(variant_kind "$variant")" = ref ] || die "differential.sh: C and the module side by side need a ref variant"
 out=differential; [ "$variant" = ref ] || out=differential-${variant/-ref/}
 log=$res/$out-ref.log

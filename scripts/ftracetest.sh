@@ -29,9 +29,10 @@ name=$variant${part:+-part${part%/*}of${part#*/}}
 [ $core = 0 ] || { dirs=(test.d/event test.d/filter test.d/trigger) name=core-$name; }
 log=$res/ftracetest-$name.log
 load=
-# `debug` is `test` with the debug machinery: the same results are expected.
+# A debug kernel is its test partner with the debug machinery: the same
+# results are expected.
 expect=$variant
-[ "$variant" = debug ] && expect=test
+[ "$(variant_kind "$variant")" != debug ] || expect=$(variant_partner "$variant" test)
 [ $core = 0 ] || expect=core-$(variant_kver "$variant")
 module_variant "$variant" && load='modprobe rust_kprobe_events &&'
 

@@ -10,7 +10,7 @@
 # behaviour. All must pass.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-variant=${1:-test}
+variant=${1:-$(variants kind=test | head -1)}
 res=$ROOT/build/results
 mkdir -p "$res"
 log=$res/owntests-$variant.log

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# `make rustdoc` of the test tree (the kernel crate with our rust/
-# additions; their docs and intra-doc links) must give no warning. Run after
-# scripts/kernel.sh test. The HTML goes to out-test/Documentation/output/rust/.
+# `make rustdoc` of a test variant's tree (the kernel crate with our rust/
+# additions; their docs and intra-doc links) must give no warning: the
+# first test variant of scripts/variants.tsv (`test`) unless one is given.
+# Run after scripts/kernel.sh VARIANT. The HTML goes to
+# out-VARIANT/Documentation/output/rust/.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tree=$(readlink -f "$ROOT/build/tree")
-out=$CACHE/out-test
+variant=${1:-$(variants kind=test | head -1)}
+variant_build_env "$variant"
 lock_build_cache
 # The docs depend on the tree (its key covers every input) and the config:
 # a run that passed with the same ones is not repeated.
@@ -16,7 +18,7 @@ if [ "$(cat "$CACHE/rustdoc-passed" 2>/dev/null)" = "$key" ]; then
 	exit 0
 fi
 log=$(mktemp)
-make -s -C "$tree" O="$out" LLVM=1 -j"$(nproc)" rustdoc >"$log" 2>&1 || { cat "$log"; exit 1; }
+make -s -C "$tree" O="$out" LLVM="$llvm" -j"$(nproc)" rustdoc >"$log" 2>&1 || { cat "$log"; exit 1; }
 if grep -E '^(warning|error)' "$log"; then
 	cat "$log"
 	echo "rustdoc: warnings"

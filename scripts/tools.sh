@@ -19,7 +19,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 record=0
 [ "${1:-}" = --record ] && { record=1; shift; }
-variant=${1:-test}
+variant=${1:-$(variants kind=test | head -1)}
 shift || true
 dir=$ROOT/tests/tools
 if [ $# -gt 0 ]; then
