@@ -32,15 +32,16 @@ k=$(kver)
 export RKPE_KVER=$k
 pristine=$(pristine_dir "$k")
 srcver=${pristine##*/pristine-}
-suffix=; [ "$k" = 6.12 ] || suffix=-$k
+suffix=$(release_suffix "$k")
 series=$(bash "$ROOT/scripts/series.sh" "$CACHE/series$suffix")
 mapfile -t patches < <(series_patches "$series")
+# The test configuration without an architecture's lines, and on a later
+# release its names (kconfig/7.3.config) and the symbols it no longer has
+# (its release row in scripts/variants.tsv), as kernel.sh has them.
 frags=("$ROOT/kconfig/base.config" "$ROOT/kconfig/test.config")
-skip_more=
-if [ "$k" = 7.3 ]; then
-	frags+=("$ROOT/kconfig/7.3.config")
-	skip_more=CONFIG_PROC_SYSCTL
-fi
+[ ! -f "$ROOT/kconfig/$k.config" ] || frags+=("$ROOT/kconfig/$k.config")
+skip_more=$(table_field release "$k" 4)
+skip_more=${skip_more//,/ }
 llvm=$(tree_llvm "$pristine")
 export LIBCLANG_PATH
 LIBCLANG_PATH=$(tree_libclang "$pristine")
