@@ -15,7 +15,8 @@
 #   make bench-create  instructions to define a probe (plain, BTF), C and module, -icount
 #   make bench-core  the core's record path, C against C: pristine 7.3 against the series (KERNEL=6.12: 6.12)
 #   make profile  where a hit's instructions go: make profile SPEC='p a=%di' [IMPL=--c]
-#   make vectors  re-record tests/vectors/c-ref.txt and c-ref-7.3.txt from C (ref, ref-7.3)
+#   make vectors  re-record tests/vectors/c-ref.txt and c-ref-7.3.txt from C (the variants make check
+#                 runs the oracle on, scripts/variants.tsv: ref, ref-7.3)
 #   make series   the patch series against pristine 6.12 into build/series (git format-patch);
 #                 KERNEL=7.3: against pristine 7.3 (patches/7.3/series)
 #   make apply KDIR=...  apply the series to your own 6.12 or 7.3 tree (the tree's own; git am if it is a git tree)
@@ -59,8 +60,11 @@ bench:
 bench-vm:
 	@bash scripts/bench-vm.sh
 
+# The variant table's lookups (scripts/lib.sh is bash).
+LIB = bash -c '. scripts/lib.sh && "$$@"' lib
+
 bench-vm-arm64:
-	@bash scripts/bench-vm.sh --arch arm64
+	@bash scripts/bench-vm.sh $$($(LIB) variants arch=arm64 kind=ref | head -1)
 
 bench-memory:
 	@bash scripts/bench-memory.sh
@@ -68,8 +72,9 @@ bench-memory:
 bench-create:
 	@bash scripts/bench-create.sh
 
+# (KERNEL only when given: KERNEL ?= 6.12 above would make 6.12 the default.)
 bench-core:
-	@bash scripts/bench-core.sh $(or $(KERNEL),7.3)
+	@bash scripts/bench-core.sh $(if $(filter command line environment,$(origin KERNEL)),$(KERNEL))
 
 # The kretprobe-oops experiment (README): the race on test and ref kernels
 # that count unclaimed int3 traps, SECS of it on each.
@@ -85,10 +90,8 @@ profile:
 	@bash scripts/kernel.sh ref >/dev/null && mkdir -p build/bin && gcc -O2 -static -o build/bin/getppid_loop tests/bench/getppid_loop.c && python3 scripts/profile-vm.py $(IMPL) '$(SPEC)'
 
 vectors:
-	@bash scripts/kernel.sh ref
-	@bash scripts/oracle.sh record ref
-	@bash scripts/kernel.sh ref-7.3
-	@bash scripts/oracle.sh record ref-7.3
+	@set -e; for v in $$($(LIB) stage_variants oracle); do \
+		bash scripts/kernel.sh $$v; bash scripts/oracle.sh record $$v; done
 
 series:
 	@RKPE_KVER=$(KERNEL) bash scripts/series.sh --sizes

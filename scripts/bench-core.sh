@@ -9,20 +9,21 @@
 # without the series, in the ref configuration) and one of `ref-7.3`, under
 # QEMU -icount (guest ns = instructions; each boot repeats to the
 # instruction). Writes build/results/bench-core-7.3.md.
-#   bench-core.sh [--check] [7.3|6.12]   (default 7.3; 6.12: `pristine`
-#                                         against `ref`)
+#   bench-core.sh [--check] [7.3|6.12]   (default 7.3, the last release;
+#                                         6.12: `pristine` against `ref`: the
+#                                         release's pristine variant and its
+#                                         ref partner, scripts/variants.tsv)
 # --check: fail unless every row costs the patched kernel at most what it
 # costs the pristine one.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 check=0
 [ "${1:-}" = --check ] && { check=1; shift; }
-k=${1:-7.3}
-case "$k" in
-7.3) pristine=pristine-7.3 patched=ref-7.3 ;;
-6.12) pristine=pristine patched=ref ;;
-*) die "bench-core.sh: no kernel $k (7.3, 6.12)" ;;
-esac
+k=${1:-$(releases | tail -1)}
+table_has release "$k" || die "bench-core.sh: no kernel $k ($(releases | tr '\n' ' '))"
+pristine=$(variants release="$k" kind=pristine | head -1)
+[ -n "$pristine" ] || die "bench-core.sh: no pristine variant of $k in scripts/variants.tsv"
+patched=$(variant_partner "$pristine" ref)
 mkdir -p "$ROOT/build/results"
 bash "$ROOT/scripts/guest-bins.sh" --arch x86 getppid_loop
 for v in "$pristine" "$patched"; do

@@ -13,7 +13,10 @@ call. The loop itself is attributed too (it is the "no probe" baseline).
 With --create N, what is profiled is instead one write that defines N
 probes SPEC on vfs_read, and the report is per probe.
 
-  scripts/profile-vm.py [--arch arm64] [--c] [--calls N | --create N] 'p a=%di'
+  scripts/profile-vm.py [--arch arm64 | --variant V] [--c] [--calls N | --create N] 'p a=%di'
+
+The variant (a ref one: C and the module side by side) and how it boots
+(QEMU, machine, console, image) come from scripts/variants.tsv.
 """
 import argparse
 import base64
@@ -30,6 +33,12 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+
+def lib(*cmd):
+    """The output of a scripts/lib.sh function (the variant table's lookups)."""
+    return subprocess.check_output(['bash', '-c', '. "$0/scripts/lib.sh" && "$@"', ROOT, *cmd], text=True).strip()
+
+
 ap = argparse.ArgumentParser()
 ap.add_argument('spec')
 ap.add_argument('--c', action='store_true', help='the C implementation')
@@ -39,13 +48,17 @@ ap.add_argument('--detail', help='also list the blocks of functions whose name h
 ap.add_argument('--create', type=int, metavar='N',
                 help='profile defining N probes SPEC on vfs_read in one write instead of hits '
                      '(instructions per probe)')
-ap.add_argument('--arch', choices=('x86', 'arm64'), default='x86')
-ap.add_argument('--variant', help='a ref variant of ARCH other than its default (ref-7.3)')
+ap.add_argument('--arch', choices=lib('arches').split(),
+                help='the first ref variant of this architecture (default: the first arch row)')
+ap.add_argument('--variant', help='a ref variant (ref-7.3, arm64-ref); its arch row says how it boots')
 ap.add_argument('--mode', choices=('soft', 'off'),
                 help='the event soft-disabled by a trigger, or tracing_on 0 (guest/bench.sh\'s rows)')
 a = ap.parse_args()
 
-variant = a.variant or ('arm64-ref' if a.arch == 'arm64' else 'ref')
+variant = a.variant or lib('variants', 'kind=ref', 'arch=' + (a.arch or lib('arches').split()[0])).split()[0]
+if lib('variant_kind', variant) != 'ref':
+    sys.exit(f'profile: {variant} is not a ref variant')
+arch = lib('variant_arch', variant)
 b = os.path.join(ROOT, 'build', variant)
 img = subprocess.check_output(['bash', os.path.join(ROOT, 'scripts/initramfs.sh'), variant], text=True).split()[-1]
 tmp = tempfile.mkdtemp(prefix='rkpe-prof.')
@@ -59,8 +72,8 @@ if a.create:
 else:
     args = ['hit', files[0], files[1], kind, rest, str(a.calls)] + ([a.mode] if a.mode else [])
 cmd = ' '.join(['sh', '/rkpe/guest/profile.sh'] + [shlex.quote(x) for x in args])
-machine = (['qemu-system-aarch64', '-machine', 'virt'], 'ttyAMA0', 'Image') if a.arch == 'arm64' else \
-    (['qemu-system-x86_64', '-machine', 'q35'], 'ttyS0', 'bzImage')
+machine = ([lib('table_field', 'arch', arch, '4'), '-machine', lib('table_field', 'arch', arch, '5')],
+           lib('table_field', 'arch', arch, '6'), lib('table_field', 'arch', arch, '3'))
 append = (f'console={machine[1]} panic=-1 printk.time=1 quiet loglevel=5 rkpe.cmd=' +
           base64.b64encode(cmd.encode()).decode())
 qemu = machine[0] + ['-cpu', 'max', '-smp', '2', '-m', '1G',

@@ -21,8 +21,11 @@ build_only=0
 [ "${1:-}" = --build ] && { build_only=1; shift; }
 secs=${1:-30}
 patchf=$ROOT/tests/broken/free-before-grace-period.patch
-out=$(readlink -f "$ROOT/build/debug/out")
-src=$(readlink -f "$ROOT/build/tree")
+# The overlay and the kernel it is made from (scripts/variants.tsv).
+overlay=debug-broken
+base=$(variant_base "$overlay")
+out=$(readlink -f "$ROOT/build/$base/out")
+src=$(variant_tree "$base")
 [ -e "$out/vmlinux" ] || die "race-broken.sh: build the debug kernel first (scripts/kernel.sh debug)"
 d=$CACHE/broken-debug
 # The module is built against the debug kernel's own kernel crate: its
@@ -47,11 +50,11 @@ if [ "$(cat "$d/.key" 2>/dev/null)" != "$key" ]; then
 fi
 [ $build_only = 0 ] || exit 0
 # debug-broken: the debug kernel, its modules with the broken module.
-b=$ROOT/build/debug-broken
+b=$ROOT/build/$overlay
 rm -rf "$b" && mkdir -p "$b"
-ln -sfn "$(readlink -f "$ROOT/build/debug/bzImage")" "$b/bzImage"
+ln -sfn "$(readlink -f "$(kernel_image "$base")")" "$(kernel_image "$overlay")"
 ln -sfn "$out" "$b/out"
-cp -a "$(readlink -f "$ROOT/build/debug/modroot")" "$b/modroot"
+cp -a "$(readlink -f "$ROOT/build/$base/modroot")" "$b/modroot"
 trap 'rm -rf "$b/modroot"' EXIT
 ko=$(find "$b/modroot" -name rust_kprobe_events.ko)
 [ -n "$ko" ] || die "race-broken.sh: no rust_kprobe_events.ko in the debug modules"
@@ -64,7 +67,7 @@ log=$ROOT/build/results/retprobe_race-debug-broken.log
 # once: the fault went unseen.
 for attempt in 1 2; do
 	set +e
-	bash "$ROOT/scripts/vm.sh" --fixed-qemu --timeout 600 --log "$log" debug-broken -- \
+	bash "$ROOT/scripts/vm.sh" --fixed-qemu --timeout 600 --log "$log" "$overlay" -- \
 		"sh /rkpe/guest/retprobe_race.sh define $secs" > /dev/null 2> "$log.vm"
 	rc=$?
 	set -e

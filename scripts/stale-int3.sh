@@ -34,7 +34,8 @@ shift || true
 variants=("$@")
 [ ${#variants[@]} -gt 0 ] || variants=(test ref)
 for v in "${variants[@]}"; do
-	case "$v" in test | ref) ;; *) die "stale-int3.sh: test or ref, not $v" ;; esac
+	# (Each has its overlay row, stale-int3-VARIANT, in scripts/variants.tsv.)
+	[ "$(variant_base "stale-int3-$v" 2>/dev/null)" = "$v" ] || die "stale-int3.sh: test or ref, not $v"
 	bash "$ROOT/scripts/kernel.sh" "$v" >&2
 done
 src=$(readlink -f "$ROOT/build/tree")
@@ -87,7 +88,7 @@ for v in "${variants[@]}"; do
 	mkdir -p "$(dirname "$log")"
 	# On ref, C alone: the module may not load.
 	append=
-	[ "$v" = ref ] && append=module_blacklist=rust_kprobe_events
+	[ "$(variant_kind "$v")" = ref ] && append=module_blacklist=rust_kprobe_events
 	set +e
 	RKPE_APPEND=$append bash "$ROOT/scripts/vm.sh" --fixed-qemu --timeout $((secs * 2 + 300)) --log "$log" \
 		"stale-int3-$v" -- "sh /rkpe/guest/retprobe_race.sh define $secs" > /dev/null 2>&1
