@@ -320,14 +320,17 @@ vmdebug() { # [--fixed-qemu] [--allow-warning ERE] VARIANT name timeout script a
 	bash "$ROOT/scripts/vm.sh" "${opts[@]}" --timeout "$t" --log "$ROOT/build/results/$name-$v.log" "$v" -- "sh /rkpe/tests/vm/$*"
 }
 # A lane: its stages rows in table order, each row's tokens in order, each
-# once its variant is built.
+# once its variant is built. The rows are read first and the stages read
+# /dev/null: a stage that reads its standard input must not eat the rows.
 lane() { # LANE
-	local l v toks t
-	while read -r l v toks; do
+	local rows row v t toks
+	mapfile -t rows < <(stage_rows "$1")
+	for row in "${rows[@]}"; do
+		read -r _ v toks <<< "$row"
 		selected "$v" || continue
 		have "$v" || continue
-		for t in $toks; do vm_stage "$v" "$t"; done
-	done < <(stage_rows "$1")
+		for t in $toks; do vm_stage "$v" "$t" < /dev/null; done
+	done
 }
 lane_variants() { stage_rows "$1" | while read -r l v toks; do selected "$v" && echo "$v"; done | tr '\n' ' '; }
 

@@ -13,6 +13,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 variant=${1:?usage: kernel.sh VARIANT (scripts/variants.tsv: $(variants | tr '\n' ' '))}
+table_has variant "$variant" || die "no variant $variant in scripts/variants.tsv"
 # (An overlay is its base's build with something swapped in, by its own
 # script.)
 [ "$(variant_kind "$variant")" != overlay ] || die "$variant is an overlay of $(variant_base "$variant"), made by its own script"
