@@ -181,10 +181,6 @@ series_check() { # RELEASE
 		step "series $1: checkpatch --strict, git am gives the built tree" env RKPE_KVER="$1" bash "$ROOT/scripts/series-check.sh"
 	fi
 }
-# Whether the stages rows give VARIANT the token TOKEN.
-has_token() { # VARIANT TOKEN
-	stage_rows | awk -v v="$1" -v t="$2" '$2 == v { for (i = 3; i <= NF; i++) { sub(/:.*/, "", $i); if ($i == t) f = 1 } } END { exit !f }'
-}
 # The main sequence: each variant's build in table order, then what needs
 # that build before the lanes may use it (the broken module of a variant
 # with racebroken), then the checks on a test kernel, and after a release's
@@ -194,7 +190,7 @@ main_sequence() {
 	all=$(built_variants)
 	for v in $all; do
 		build "$v" "$(build_name "$v")"
-		has_token "$v" racebroken &&
+		variant_has_token "$v" racebroken &&
 			step "build: the deliberately broken module for $v (tests/broken/)" bash "$ROOT/scripts/race-broken.sh" --build
 		announce "$v"
 		[ "$(variant_kind "$v")" != test ] || test_checks "$v"

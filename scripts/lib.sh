@@ -283,13 +283,16 @@ arch_can() { # VARIANT CAP
 stage_rows() { # [LANE]
 	awk -v l="${1:-}" '$1 == "stages" && (l == "" || $2 == l) { $1 = ""; sub(/^ /, ""); print }' "$VARIANTS_TSV"
 }
-# The variants that make check runs TOKEN (without its :ARGUMENT) on, in
-# table order.
+# Whether the stages rows give VARIANT the token TOKEN (without its
+# :ARGUMENT).
+variant_has_token() { # VARIANT TOKEN
+	stage_rows | awk -v v="$1" -v t="$2" '$2 == v { for (i = 3; i <= NF; i++) { sub(/:.*/, "", $i); if ($i == t) f = 1 } } END { exit !f }'
+}
+# The variants that make check runs TOKEN on, in table order.
 stage_variants() { # TOKEN
 	local v
 	for v in $(variants); do
-		stage_rows | awk -v v="$v" -v t="$1" '$2 == v { for (i = 3; i <= NF; i++) { sub(/:.*/, "", $i); if ($i == t) f = 1 } } END { exit !f }' &&
-			echo "$v"
+		variant_has_token "$v" "$1" && echo "$v"
 	done
 }
 
