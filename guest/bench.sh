@@ -23,7 +23,9 @@ quick_row() {
 }
 # The probed function and, on arm64, the specs in arm64's registers (eight
 # registers for x86-64's eight; the syscall's pt_regs pointer is x0 there,
-# and the user's first argument is at its start, not at +112). The rows at
+# and the user's first argument is at its start, not at +112; arm64 keeps
+# the CPU number in thread_info, not in a per-CPU cpu_number, so its
+# this_cpu_read() row reads kernel/fork.c's per-CPU process_counts). The rows at
 # +9 are x86's (an optimised probe, then the same place as a plain int3):
 # arm64 has no optimised probes, every hit is a BRK.
 case $(uname -m) in
@@ -31,7 +33,8 @@ aarch64)
 	SYS=__arm64_sys_getppid
 	arch_spec() {
 		sed -e 's/+112(%di)/+0(%di)/g' -e 's/%di/%x0/g; s/%si/%x1/g; s/%dx/%x2/g; s/%cx/%x3/g' \
-			-e 's/%r8/%x4/g; s/%r9/%x5/g; s/%ax/%x6/g; s/%bx/%x7/g'
+			-e 's/%r8/%x4/g; s/%r9/%x5/g; s/%ax/%x6/g; s/%bx/%x7/g' \
+			-e 's/@cpu_number/@process_counts/g'
 	}
 	# arm64's kernels have no BTF: no BTF rows, nor the hand-written
 	# programs beside them (x86-64's struct offsets).
