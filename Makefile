@@ -9,7 +9,7 @@
 #   make deps     install the build dependencies
 #   make fuzz     run the fuzz target for FUZZ_SECONDS (default 300); new finds go to fuzz/corpus
 #   make bench    host benchmark of the probe language (see BENCHMARKS.md)
-#   make bench-vm C and the module side by side in the ref VM under -icount
+#   make bench-vm C and the module side by side in the ref VM under -icount (VARIANT=: another ref variant)
 #   make bench-vm-arm64  the same on the arm64 ref kernel
 #   make bench-memory  memory per probe and bulk create/remove, C and module
 #   make bench-create  instructions to define a probe (plain, BTF), C and module, -icount
@@ -58,7 +58,7 @@ bench:
 	@cargo run --release --locked --example bench
 
 bench-vm:
-	@bash scripts/bench-vm.sh
+	@bash scripts/bench-vm.sh $(VARIANT)
 
 # The variant table's lookups (scripts/lib.sh is bash).
 LIB = bash -c '. scripts/lib.sh && "$$@"' lib
