@@ -36,9 +36,7 @@ aarch64)
 			-e 's/%r8/%x4/g; s/%r9/%x5/g; s/%ax/%x6/g; s/%bx/%x7/g' \
 			-e 's/@cpu_number/@process_counts/g'
 	}
-	# arm64's kernels have no BTF: no BTF rows, nor the hand-written
-	# programs beside them (x86-64's struct offsets).
-	arch_row() { case "$1|$2" in p+* | *'->'* | *'|at:'*) return 1 ;; esac; }
+	arch_row() { case "$1" in p+*) return 1 ;; esac; }
 	;;
 *)
 	SYS=__x64_sys_getppid
@@ -46,6 +44,13 @@ aarch64)
 	arch_row() { return 0; }
 	;;
 esac
+# A kernel without BTF (arm64's here): no BTF rows, nor the hand-written
+# programs beside them (the offsets scripts/bench-vm.sh reads from BTF).
+if [ -e /sys/kernel/btf/vmlinux ]; then
+	btf_row() { return 0; }
+else
+	btf_row() { case "$1|$2" in *'->'* | *'|at:'*) return 1 ;; esac; }
+fi
 cd /sys/kernel/tracing || exit 1
 modprobe rust_kprobe_events || exit 1
 echo 1 > tracing_on
@@ -134,7 +139,8 @@ while IFS= read -r row; do
 		label=${rest#*|}
 	fi
 	[ -z "$QUICK" ] || quick_row "$label" || continue
-	arch_row "$spec" "$mode" || continue
+	arch_row "$spec" || continue
+	btf_row "$spec" "$mode" || continue
 	# Linux 7.3's syntax ($current, this_cpu_*(), typecasts): only where the
 	# README shows it.
 	case "$spec" in

@@ -16,12 +16,12 @@ res=$ROOT/build/results
 mkdir -p "$res"
 variant=${1:-$(variants kind=ref | head -1)} # or arm64-ref, ref-7.3
 [ "$(variant_kind "$variant")" = ref ] || die "differential.sh: C and the module side by side need a ref variant"
-out=differential; [ "$variant" = ref ] || out=differential-${variant/-ref/}
+out=differential$(variant_suffix "$variant")
 log=$res/$out-ref.log
-# The trace specs, and on the x86 kernels (which have BTF) the BTF ones.
+# The trace specs, and on a kernel with BTF the BTF ones (of the kernel's
+# release: its types differ).
 trace_specs=(tests/vectors/trace-specs.txt)
-# (of the kernel's release: its types differ).
-if [ "$(variant_arch "$variant")" = x86 ]; then
+if variant_btf "$variant"; then
 	case "$(variant_kver "$variant")" in
 	6.12) trace_specs+=(tests/vectors/trace-specs-btf.txt) ;;
 	*) trace_specs+=("tests/vectors/trace-specs-btf-$(variant_kver "$variant").txt") ;;

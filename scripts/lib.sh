@@ -272,6 +272,10 @@ variant_suffix() {
 	[ "$a" = "$(arches | head -1)" ] || printf '%s' "-$a"
 	release_suffix "$r"
 }
+# Whether VARIANT's kernel, as built, has BTF (the x86-64 kernels here;
+# kconfig/arm64.config asks for none): what its BTF rows, specs and tests
+# depend on, not its architecture.
+variant_btf() { grep -qx 'CONFIG_DEBUG_INFO_BTF=y' "$ROOT/build/$1/out/.config" 2>/dev/null; }
 # Whether the architecture of VARIANT offers CAP (its arch row's caps).
 arch_can() { # VARIANT CAP
 	local a caps

@@ -50,7 +50,7 @@ grep -q '^# of failed:  *0' "$log" || { echo "own tests: some failed"; exit 1; }
 # missing, perf_bpf not in the initramfs) fails.
 unsup=$(console_section "$log" '^=== ftracetest output$' | grep -a '\[UNSUPPORTED\]' || true)
 [ "$(variant_kver "$variant")" = 6.12 ] && unsup=$(printf '%s\n' "$unsup" | grep -v '(Linux 7\.3)' || true)
-grep -qx 'CONFIG_DEBUG_INFO_BTF=y' "$ROOT/build/$variant/out/.config" ||
+variant_btf "$variant" ||
 	unsup=$(printf '%s\n' "$unsup" | grep -v '(BTF)' || true)
 if [ -n "$unsup" ]; then
 	echo "own tests: unsupported where they must run:"; echo "$unsup"; exit 1
