@@ -50,7 +50,7 @@ step "host: fuzz target builds" cargo check --quiet --manifest-path "$ROOT/fuzz/
 step "host: no unsafe in src/" no_unsafe_in_src
 step "host: the module's dialect follows the release it is built in (src/Kbuild)" bash "$ROOT/tests/kbuild/dialect.sh"
 step "host: a failed stage keeps its logs under a name of its own" bash "$ROOT/scripts/stage-test.sh"
-step "host: a guest is booted again only when it has lost its timer interrupts" bash "$ROOT/tests/vm-watch/run.sh"
+step "host: the watcher ends a guest only when it has lost its timer interrupts" bash "$ROOT/tests/vm-watch/run.sh"
 step "host: the variant table (scripts/variants.tsv)" bash "$ROOT/scripts/variants-check.sh"
 # The kernels are built by the main sequence below, one after another (one
 # build at a time per cache); the VM stages run in two lanes beside it, each
@@ -171,6 +171,8 @@ test_checks() { # VARIANT
 	step "build: another module is refused what is exported to the module alone$comma" bash "$ROOT/scripts/foreign-check.sh" "$v"
 	[ "$v" != "$(variants kind=test | head -1)" ] ||
 		step "build: make rustdoc without warnings" bash "$ROOT/scripts/rustdoc.sh" "$v"
+	[ "$v" != "$(variants kind=test | head -1)" ] ||
+		step "host: a guest is booted again after QEMU itself crashes, once (a fake QEMU)" bash "$ROOT/tests/vm-watch/crash.sh" "$v"
 }
 # The patch series of a release: checkpatch, and git am gives the tree
 # built (after the release's last build).
@@ -361,5 +363,8 @@ echo "check: C alone (ref): $replayed run(s) replayed from the cache (RKPE_C_CAC
 lost=$(cat "$R"/stage-*.out | grep -c "^vm: the guest lost its timer interrupts")
 echo "check: $lost run(s) booted again after the guest lost its timer interrupts (an emulator fault, vm.sh)"
 grep -l "^vm: the guest lost its timer interrupts" "$R"/stage-*.out 2>/dev/null | sed 's/^/check:   in /' || true
+crashed=$(cat "$R"/stage-*.out | grep -c "^vm: QEMU ended by signal")
+echo "check: $crashed run(s) booted again after QEMU itself crashed (an emulator fault, vm.sh)"
+grep -l "^vm: QEMU ended by signal" "$R"/stage-*.out 2>/dev/null | sed 's/^/check:   in /' || true
 echo "check: $passed passed, $failed failed"
 [ "$failed" = 0 ]

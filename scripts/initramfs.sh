@@ -25,6 +25,11 @@ for c in "$ROOT"/tests/vm/*.c; do
 	bin=$bindir/$(basename "$c" .c)
 	[ "$bin" -nt "$c" ] || "${cc[@]}" -O2 -static -Wall -o "$bin" "$c" || die "cannot build $c"
 done
+# One build at a time per image: the two lanes of make check can ask for the
+# same variant's image at once, and two writers of one temporary file made
+# a corrupt image that looked up to date after (2026-12-07).
+exec 7>"$b/initramfs.lock"
+flock 7
 inputs=("$b/modroot/" "$ROOT/guest/" "$ROOT/tools/testing/selftests/" "$ROOT/tests/" "$bindir/"
 	"$tree/tools/testing/selftests/ftrace/" "$busybox" "$0")
 
@@ -57,13 +62,16 @@ if [ -d "$bindir" ]; then
 fi
 echo "root:x:0:0:root:/root:/bin/sh" > "$d/etc/passwd"
 echo "root:x:0:" > "$d/etc/group"
-(cd "$d" && find . | cpio -o -H newc --quiet | gzip -1) > "$img.tmp"
+tmp=$(mktemp "$img.XXXXXX")
+trap 'rm -rf "$d" "$tmp" "$tmp.c-key"' EXIT
+(cd "$d" && find . | cpio -o -H newc --quiet | gzip -1) > "$tmp"
 # What the image holds apart from the module, by content: scripts/vm.sh
 # --c-only keys C's runs on it (file times and the module do not count).
 (cd "$d" && find . \( -type f -o -type l \) ! -name rust_kprobe_events.ko -print0 | sort -z |
 	xargs -0 sh -c 'for f; do if [ -L "$f" ]; then echo "$f -> $(readlink "$f")"; else sha256sum "$f"; fi; done' sh) |
-	sha256sum | cut -c1-64 > "$img.c-key.tmp"
-mv "$img.c-key.tmp" "$img.c-key"
-mv "$img.tmp" "$img"
+	sha256sum | cut -c1-64 > "$tmp.c-key"
+mv "$tmp.c-key" "$img.c-key"
+chmod 644 "$tmp"
+mv "$tmp" "$img"
 done_stage
 echo "$img"

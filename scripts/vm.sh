@@ -77,7 +77,7 @@ if [ $fixed = 1 ]; then
 	# Its own modules, not the host QEMU's.
 	export QEMU_MODULE_DIR=${qemu_bin%/bin/*}/lib/x86_64-linux-gnu/qemu
 else
-	qemu_bin=$(table_field arch "$arch" 4)
+	qemu_bin=${RKPE_QEMU:-$(table_field arch "$arch" 4)} # RKPE_QEMU: another program in its place (a test of this script)
 fi
 [ ${#hostroot[@]} = 0 ] || arch_can "$variant" hostroot ||
 	die "--hostroot is not for $arch variants (the host's userland is x86; scripts/variants.tsv, its caps)"
@@ -147,7 +147,7 @@ else
 	# never recovers) and writes $log.lost-timer. Such a run is booted
 	# once more, its first console kept as $log.lost-timer-1; a second
 	# loss fails the run.
-	rm -f "$log.lost-timer-1" "$log.lost-timer-1.vcpus"
+	rm -f "$log.lost-timer-1" "$log.lost-timer-1.vcpus" "$log.emulator-crash-1"
 	for attempt in 1 2; do
 		mon=$(mktemp -u "${TMPDIR:-/tmp}/rkpe-monitor.XXXXXX")
 		rm -f "$log.vcpus" "$log.lost-timer"
@@ -162,6 +162,22 @@ else
 		wait "$watcher" 2>/dev/null
 		set -e
 		rm -f "$mon"
+		# QEMU itself killed by a signal (134: an abort; not the
+		# timeout's 124) before the guest said its result: an
+		# emulator crash. Once, on CI at 2026-12-07 (a debug guest on
+		# QEMU 10, 10 s into its boot; its message was in a log CI does
+		# not keep), hence its last lines on stderr and one more boot.
+		if [ "$qrc" -gt 128 ] && ! grep -q '^RKPE-RESULT: ' "$log"; then
+			echo "vm: QEMU ended by signal $((qrc - 128)) before the guest's result: an emulator fault, not the test's; its last lines:" >&2
+			tail -n 12 "$log" | sed 's/^/vm: emulator crash | /' >&2
+			if [ $attempt = 2 ]; then
+				echo "vm: it happened twice in a row: the run fails" >&2
+				exit 125
+			fi
+			cp "$log" "$log.emulator-crash-1"
+			echo "vm: its console is kept in $log.emulator-crash-1; booting the run once more" >&2
+			continue
+		fi
 		[ -e "$log.lost-timer" ] || break
 		echo "vm: the guest lost its timer interrupts ($(cat "$log.lost-timer")): an emulator fault, not the test's" >&2
 		grep -E "kthread timer wakeup didn't happen|^(CPU#|RIP=)" "$log" "$log.vcpus" | sed 's/^/vm: lost timer | /' >&2
@@ -207,7 +223,11 @@ if [ -n "$found" ]; then
 	exit 125
 fi
 rc=$(sed -n 's/^RKPE-RESULT: \([0-9]*\)$/\1/p' "$log" | tail -1)
-[ -n "$rc" ] || { echo "vm: the guest reported no result" >&2; exit 125; }
+if [ -z "$rc" ]; then
+	echo "vm: the guest reported no result (QEMU's status $qrc); the console's last lines:" >&2
+	tail -n 12 "$log" | sed 's/^/vm: no result | /' >&2
+	exit 125
+fi
 if [ -n "$replay" ] && [ "$rc" = 0 ] && [ ! -f "$replay" ]; then
 	mkdir -p "$(dirname "$replay")"
 	cp "$log" "$replay.$$" && mv "$replay.$$" "$replay"
