@@ -32,21 +32,47 @@ def demangle(names):
 
 
 def module_graph(ko):
-    """Functions of the object, their section and the symbols they refer to."""
-    funcs, cur, sec = {}, None, None
+    """Functions of the object, their section and the symbols they refer to.
+
+    A call to a local function may name its section and an offset instead of
+    the function (`bl .text+0x5d5c`, `call .text+0x5d58` with x86's -4): a
+    closure is such a function (it takes no `#[link_section]` from the
+    function that makes it). Those are resolved to the function that starts
+    at the offset (or 4 bytes on, for x86's PC-relative addend), else to the
+    one that holds it.
+    """
+    funcs, cur, sec, starts, refs = {}, None, None, {}, []
     for line in run('llvm-objdump-19', '-dr', '--no-show-raw-insn', ko).split('\n'):
         m = re.match(r'^Disassembly of section (\S+):', line)
         if m:
             sec = m.group(1)
             continue
-        m = re.match(r'^[0-9a-f]+ <(.+)>:$', line)
+        m = re.match(r'^([0-9a-f]+) <(.+)>:$', line)
         if m:
-            cur = m.group(1)
+            cur = m.group(2)
             funcs[cur] = (sec, set())
+            starts.setdefault(sec, []).append((int(m.group(1), 16), cur))
             continue
-        m = re.search(r'\sR_[A-Z0-9_]+\s+([^\s+-]+)', line)
+        m = re.search(r'\sR_[A-Z0-9_]+\s+([^\s+-]+)(?:([+-])0x([0-9a-f]+))?', line)
         if m and cur:
-            funcs[cur][1].add(m.group(1))
+            if m.group(1).startswith('.'):
+                off = int(m.group(3) or '0', 16) * (-1 if m.group(2) == '-' else 1)
+                refs.append((cur, m.group(1), off))
+            else:
+                funcs[cur][1].add(m.group(1))
+    for sec in starts:
+        starts[sec].sort()
+    for cur, sec, off in refs:
+        fs = starts.get(sec)
+        if not fs:
+            continue  # data, not code
+        at = {a: f for a, f in fs}
+        f = at.get(off) or at.get(off + 4)
+        if f is None:
+            held = [f for a, f in fs if a <= off]
+            f = held[-1] if held else None
+        if f is not None:
+            funcs[cur][1].add(f)
     return funcs
 
 

@@ -211,6 +211,7 @@ impl Hit {
             h0,
             h1,
             p.spec.size,
+            #[inline(always)]
             |d| fetch::store_plain(args, &HitMachine::new(regs), edata, d),
         );
     }
@@ -224,9 +225,17 @@ impl Hit {
         let ev = &*p.event;
         let hs = format::head_size(RET);
         let (args, size) = (p.spec.args.as_slice(), p.spec.size);
-        write(ev, &self.counters, regs, hs, h0, h1, size, |d| {
-            fetch::store_noting(args, size, &HitMachine::new(regs), edata, hs, d).1
-        });
+        write(
+            ev,
+            &self.counters,
+            regs,
+            hs,
+            h0,
+            h1,
+            size,
+            #[inline(always)]
+            |d| fetch::store_noting(args, size, &HitMachine::new(regs), edata, hs, d).1,
+        );
     }
 
     /// Strings: fetch once into the per-CPU scratch buffer, then reserve
@@ -245,10 +254,20 @@ impl Hit {
             let m = HitMachine::new(regs);
             let (n, faulted) = fetch::store_noting(args, p.spec.size, &m, edata, hs, payload);
             let payload = &payload[..n.min(payload.len())];
-            write(ev, &self.counters, regs, hs, h0, h1, payload.len(), |d| {
-                d.copy_from_slice(payload);
-                faulted
-            });
+            write(
+                ev,
+                &self.counters,
+                regs,
+                hs,
+                h0,
+                h1,
+                payload.len(),
+                #[inline(always)]
+                |d| {
+                    d.copy_from_slice(payload);
+                    faulted
+                },
+            );
         });
         if done.is_none() {
             self.counters.inc(count::NESTED, regs);
@@ -262,6 +281,13 @@ impl Hit {
 /// head words, then what `fill` puts in the `len` bytes (it says whether a
 /// read faulted). Each instance's record not written, or written with a
 /// fault, is counted in `counters` by its cause.
+///
+/// `fill` is a closure the caller marks `#[inline(always)]`, and it is
+/// called only directly (`write_perf` is generic over it, not handed a
+/// `dyn`): a closure takes no `#[link_section]` from the function that
+/// makes it, so one left out of line would be in `.text`, where a kprobe
+/// can be put on the hit path (`scripts/nokprobe-check.py` follows calls
+/// to it by its section and offset).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn write(
@@ -278,8 +304,10 @@ fn write(
     ev.targets.files().for_each_in_handler(regs, |f| {
         let faulted = Cell::new(false);
         // (A soft-disabled event writes nothing: `record_hit` asks.)
+        // (A length that does not fit is refused by the reserve, not a
+        // panic on the hit path.)
         f.record_hit(
-            hs + len,
+            hs.saturating_add(len),
             regs,
             |b| faulted.set(put(b, hs, head, len, &mut fill)),
             |fate| {
@@ -298,19 +326,19 @@ fn write(
 #[cold]
 #[inline(never)]
 #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
-fn write_perf(
+fn write_perf<F: FnMut(&mut [u8]) -> bool>(
     ev: &EventShared,
     regs: &PtRegs,
     hs: usize,
     head: [u64; 2],
     len: usize,
-    fill: &mut dyn FnMut(&mut [u8]) -> bool,
+    fill: &mut F,
 ) {
     ev.targets.perf().with(|p| {
         if !p.run_bpf(regs) {
             return;
         }
-        if let Some(mut r) = p.reserve(regs, hs + len) {
+        if let Some(mut r) = p.reserve(regs, hs.saturating_add(len)) {
             put(r.bytes(), hs, head, len, fill);
         }
     });
@@ -319,7 +347,7 @@ fn write_perf(
 /// Fills a reserved record: the head words, then `fill` for the `len`
 /// bytes after the head. Says whether a read of `fill` faulted.
 #[inline(always)]
-fn put<F: FnMut(&mut [u8]) -> bool + ?Sized>(
+fn put<F: FnMut(&mut [u8]) -> bool>(
     b: &mut [u8],
     hs: usize,
     head: [u64; 2],

@@ -207,6 +207,12 @@ impl EventFile {
         let mut fbuffer = MaybeUninit::<bindings::trace_event_buffer>::uninit();
         let entry = self.reserve_into(&mut fbuffer, len);
         if entry.is_null() {
+            // Without a pid filter, no room is all the C function can
+            // answer: asked without the call (the hit of a stopped or full
+            // buffer).
+            if self.flags() & u64::from(bindings::EVENT_FILE_FL_PID_FILTER) == 0 {
+                return done(Fate::NoRoom);
+            }
             // SAFETY: the file is valid; preemption is off while `regs`
             // lives, as since the reserve.
             let fate = unsafe { bindings::trace_event_buffer_unreserved(self.as_raw()) };
