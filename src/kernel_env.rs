@@ -544,10 +544,12 @@ impl fetch::Machine for HitMachine<'_> {
     fn comm(&self) -> [u8; 16] {
         nofault::current_comm()
     }
+    #[inline]
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn current(&self) -> u64 {
         kprobes::current_task(self.regs) as u64
     }
+    #[inline]
     #[cfg_attr(CONFIG_KPROBES, link_section = ".kprobes.text")]
     fn this_cpu_ptr(&self, addr: u64) -> u64 {
         kprobes::this_cpu_ptr(addr as usize, self.regs) as u64

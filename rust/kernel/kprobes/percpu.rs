@@ -160,7 +160,11 @@ pub fn this_cpu_ptr(ptr: usize, _regs: &PtRegs) -> usize {
     {
         ptr.wrapping_add(x86_64::cpu_offset())
     }
-    #[cfg(not(all(CONFIG_X86_64, CONFIG_SMP)))]
+    #[cfg(all(CONFIG_ARM64, CONFIG_SMP))]
+    {
+        ptr.wrapping_add(arm64::cpu_offset())
+    }
+    #[cfg(not(all(any(CONFIG_X86_64, CONFIG_ARM64), CONFIG_SMP)))]
     // SAFETY: no memory is accessed through `ptr`; preemption is off.
     unsafe {
         bindings::kprobes_this_cpu_ptr(ptr)

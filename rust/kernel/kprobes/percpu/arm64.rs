@@ -6,7 +6,7 @@
 //! `tpidr_el2` under VHE: `MY_CPU_OFFSET_ASM()`,
 //! arch/arm64/include/asm/percpu.h, which
 //! `generated_arch_my_cpu_offset_asm.rs.S` brings into Rust), then a load,
-//! an add and a store.
+//! an add and a store; and that offset alone, for `this_cpu_ptr()`.
 
 /// `raw_cpu_inc()` of the per-CPU `u64` at `ptr`.
 ///
@@ -38,4 +38,26 @@ pub(super) unsafe fn raw_cpu_inc_u64(ptr: *mut u64) {
             options(nostack),
         )
     };
+}
+
+/// This CPU's per-CPU offset (what `this_cpu_ptr()` adds to a per-CPU
+/// address, `__my_cpu_offset`): the one instruction the kernel's
+/// alternatives chose at boot, inline, where the C helper was two calls.
+#[inline(always)]
+pub(super) fn cpu_offset() -> usize {
+    let off: usize;
+    // SAFETY: the instruction only reads the running CPU's offset register
+    // into `off`; it reads no memory. The caller keeps preemption off while
+    // it uses the offset, so the CPU stays the one it names.
+    unsafe {
+        core::arch::asm!(
+            include!(concat!(
+                env!("OBJTREE"),
+                "/rust/kernel/generated_arch_my_cpu_offset_asm.rs"
+            )),
+            off = out(reg) off,
+            options(nomem, nostack, preserves_flags),
+        )
+    };
+    off
 }
