@@ -175,8 +175,27 @@ pub fn this_cpu_ptr(ptr: usize, _regs: &PtRegs) -> usize {
 /// probe's `$current` fetch argument records it.
 #[inline]
 pub fn current_task(_regs: &PtRegs) -> usize {
+    #[cfg(CONFIG_ARM64)]
+    {
+        let sp_el0: usize;
+        // SAFETY: arm64 keeps `current` in `sp_el0` while in the kernel
+        // (`get_current()`, arch/arm64/include/asm/current.h, the same
+        // instruction inline, where the helper was a call); the read has
+        // no side effect and touches no memory.
+        unsafe {
+            core::arch::asm!(
+                "mrs {0}, sp_el0",
+                out(reg) sp_el0,
+                options(nomem, nostack, preserves_flags)
+            )
+        };
+        sp_el0
+    }
+    #[cfg(not(CONFIG_ARM64))]
     // SAFETY: no preconditions.
-    unsafe { bindings::get_current() as usize }
+    unsafe {
+        bindings::get_current() as usize
+    }
 }
 
 /// Per-CPU scratch buffers for probe handlers, taken exclusively: a handler
