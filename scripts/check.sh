@@ -358,13 +358,14 @@ passed=$(grep -c '^ok ' "$R/outcomes") failed=$(grep -c '^FAILED ' "$R/outcomes"
 sed -n 's/^FAILED /failed: /p' "$R/outcomes"
 replayed=$(cat "$R"/stage-*.out | grep -c "^vm: C's run replayed from ")
 echo "check: C alone (ref): $replayed run(s) replayed from the cache (RKPE_C_CACHE=0 boots them all)"
-# Guests that lost their timer interrupts were booted once more (vm.sh):
-# how many, and where, so that a growing count is seen.
-lost=$(cat "$R"/stage-*.out | grep -c "^vm: the guest lost its timer interrupts")
-echo "check: $lost run(s) booted again after the guest lost its timer interrupts (an emulator fault, vm.sh)"
-grep -l "^vm: the guest lost its timer interrupts" "$R"/stage-*.out 2>/dev/null | sed 's/^/check:   in /' || true
-crashed=$(cat "$R"/stage-*.out | grep -c "^vm: QEMU ended by signal")
-echo "check: $crashed run(s) booted again after QEMU itself crashed (an emulator fault, vm.sh)"
-grep -l "^vm: QEMU ended by signal" "$R"/stage-*.out 2>/dev/null | sed 's/^/check:   in /' || true
+# Guests booted once more after an emulator fault (vm.sh): how many, and
+# where, so that a growing count is seen.
+while IFS='|' read -r mark what; do
+	echo "check: $(cat "$R"/stage-*.out | grep -c "^$mark") run(s) booted again after $what (an emulator fault, vm.sh)"
+	grep -l "^$mark" "$R"/stage-*.out 2>/dev/null | sed 's/^/check:   in /' || true
+done <<'EOF2'
+vm: the guest lost its timer interrupts|the guest lost its timer interrupts
+vm: QEMU ended by signal|QEMU itself crashed
+EOF2
 echo "check: $passed passed, $failed failed"
 [ "$failed" = 0 ]

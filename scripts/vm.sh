@@ -148,6 +148,17 @@ else
 	# once more, its first console kept as $log.lost-timer-1; a second
 	# loss fails the run.
 	rm -f "$log.lost-timer-1" "$log.lost-timer-1.vcpus" "$log.emulator-crash-1"
+	# An emulator fault (KIND) on the first boot: its console kept as
+	# $log.KIND-1, and one more boot; on the second, the run fails with
+	# STATUS.
+	boot_again() { # KIND STATUS
+		if [ $attempt = 2 ]; then
+			echo "vm: it happened twice in a row: the run fails" >&2
+			exit "$2"
+		fi
+		cp "$log" "$log.$1-1"
+		echo "vm: its console is kept in $log.$1-1; booting the run once more" >&2
+	}
 	for attempt in 1 2; do
 		mon=$(mktemp -u "${TMPDIR:-/tmp}/rkpe-monitor.XXXXXX")
 		rm -f "$log.vcpus" "$log.lost-timer"
@@ -170,24 +181,14 @@ else
 		if [ "$qrc" -gt 128 ] && ! grep -q '^RKPE-RESULT: ' "$log"; then
 			echo "vm: QEMU ended by signal $((qrc - 128)) before the guest's result: an emulator fault, not the test's; its last lines:" >&2
 			tail -n 12 "$log" | sed 's/^/vm: emulator crash | /' >&2
-			if [ $attempt = 2 ]; then
-				echo "vm: it happened twice in a row: the run fails" >&2
-				exit 125
-			fi
-			cp "$log" "$log.emulator-crash-1"
-			echo "vm: its console is kept in $log.emulator-crash-1; booting the run once more" >&2
+			boot_again emulator-crash 125
 			continue
 		fi
 		[ -e "$log.lost-timer" ] || break
 		echo "vm: the guest lost its timer interrupts ($(cat "$log.lost-timer")): an emulator fault, not the test's" >&2
 		grep -E "kthread timer wakeup didn't happen|^(CPU#|RIP=)" "$log" "$log.vcpus" | sed 's/^/vm: lost timer | /' >&2
-		if [ $attempt = 2 ]; then
-			echo "vm: it happened twice in a row: the run fails" >&2
-			exit 124
-		fi
-		cp "$log" "$log.lost-timer-1"
 		cp "$log.vcpus" "$log.lost-timer-1.vcpus"
-		echo "vm: its console is kept in $log.lost-timer-1; booting the run once more" >&2
+		boot_again lost-timer 124
 	done
 fi
 # A kernel message printed while the guest was in the middle of a line (a
